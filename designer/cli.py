@@ -1,0 +1,240 @@
+"""`cluster-designer`: the desktop app by default, headless sub-commands for scripts and CI.
+
+Bad input exits 2 with one line on stderr naming the problem; no traceback is shown for it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from designer.model.errors import DesignerError
+
+DEFAULT_EXAMPLE = "nvidia-superpod-h100-4su"
+COMMANDS = ("gui", "templates", "new", "examples", "evaluate", "export")
+
+
+class UsageError(DesignerError):
+    pass
+
+
+def _version() -> str:
+    from designer import __version__
+
+    return __version__
+
+
+def _catalog(args):
+    from designer.model import catalog as catalog_module
+
+    if getattr(args, "catalog", None):
+        catalog = catalog_module.load_catalog(args.catalog)
+        catalog_module.set_default_catalog(catalog)
+        return catalog
+    return catalog_module.default_catalog()
+
+
+def example_paths() -> list[Path]:
+    from designer.paths import examples_dir
+
+    return sorted(examples_dir().glob("*.cluster.json"))
+
+
+def default_example_path() -> Path:
+    from designer.paths import examples_dir
+
+    return examples_dir() / f"{DEFAULT_EXAMPLE}.cluster.json"
+
+
+def resolve_design_path(name: str) -> Path:
+    """A path, or the name of a built-in example."""
+    path = Path(name)
+    if path.exists() or path.suffix == ".json":
+        return path
+    from designer.paths import examples_dir
+
+    candidate = examples_dir() / f"{name}.cluster.json"
+    return candidate if candidate.exists() else path
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cluster-designer",
+        description="Design GPU clusters and see what they can do. With no command, opens the app.")
+    parser.add_argument("--version", action="version", version=f"cluster-designer {_version()}")
+    parser.add_argument("--catalog", metavar="FILE", help="extra catalogue file that adds or overrides parts")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    gui = sub.add_parser("gui", help="open the desktop app (the default)")
+    gui.add_argument("file", nargs="?", help="design file or example name (default: the default example)")
+    gui.add_argument("--screenshot", metavar="OUT.png", help="render the window offscreen to a PNG after the first evaluation, then exit")
+    gui.add_argument("--size", default="1600x1000", help="window size for --screenshot, WIDTHxHEIGHT (default 1600x1000)")
+
+    sub.add_parser("templates", help="list topology generators and their parameters")
+
+    new = sub.add_parser("new", help="write a design made by a topology generator")
+    new.add_argument("--template", required=True, help="generator name (see `templates`)")
+    new.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="generator parameter; repeatable")
+    new.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the .cluster.json")
+
+    sub.add_parser("examples", help="list the built-in example designs")
+
+    evaluate = sub.add_parser("evaluate", help="evaluate a design and print the result")
+    evaluate.add_argument("file", help="design file or example name")
+    evaluate.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    add_engine_options(evaluate)
+
+    export = sub.add_parser("export", help="write the CSV summary (and bill of materials) of a design")
+    export.add_argument("file", help="design file or example name")
+    export.add_argument("--csv", required=True, metavar="OUT", help="summary CSV: metric, value, unit")
+    export.add_argument("--bom", metavar="OUT", help="bill of materials CSV")
+    export.add_argument("--json", metavar="OUT", dest="json_out", help="the whole result as JSON")
+    add_engine_options(export)
+    return parser
+
+
+def add_engine_options(parser: argparse.ArgumentParser) -> None:
+    """Options that choose what the engine computes beyond the design itself."""
+    from designer.engine import options as engine_options
+
+    engine_options.add_arguments(parser)
+
+
+def _evaluate_file(args):
+    from designer.engine import evaluate
+    from designer.engine import options as engine_options
+    from designer.io.files import load_design
+
+    catalog = _catalog(args)
+    design = load_design(resolve_design_path(args.file), catalog)
+    workload = engine_options.from_arguments(args, design)
+    return evaluate(design, catalog, workload=workload)
+
+
+def cmd_templates(args) -> int:
+    from designer.topologies import GENERATORS
+
+    for generator in GENERATORS.values():
+        print(f"{generator.name}: {generator.summary}")
+        for param in generator.params:
+            if param.help == "unused":
+                continue
+            default = "" if param.default in (None, "") else f" (default {param.default})"
+            print(f"    {param.name:<18} {param.help}{default}")
+    return 0
+
+
+def cmd_new(args) -> int:
+    from designer.io.files import save_design
+    from designer.topologies import generate
+
+    params = {}
+    for pair in args.set:
+        if "=" not in pair:
+            raise UsageError(f"--set expects KEY=VALUE, got '{pair}'")
+        key, value = pair.split("=", 1)
+        params[key.strip()] = value.strip()
+    design = generate(args.template, _catalog(args), **params)
+    save_design(design, args.output)
+    print(f"wrote {args.output}: {design.name}")
+    return 0
+
+
+def example_summaries(catalog=None) -> list[dict]:
+    from designer.engine import evaluate
+    from designer.io.files import load_design
+
+    rows = []
+    for path in example_paths():
+        design = load_design(path, catalog)
+        result = evaluate(design, catalog, workload=None)
+        rows.append({
+            "id": path.name[: -len(".cluster.json")], "path": str(path), "name": design.name,
+            "description": design.description,
+            "accelerators": result["inventory"]["accelerators"],
+            "bf16_pflops": result["compute"]["peak_tflops"].get("bf16", 0) / 1000,
+            "pooled_tb": result["memory"]["pooled_gb"] / 1000,
+        })
+    return rows
+
+
+def cmd_examples(args) -> int:
+    from designer.engine.inventory import _round
+
+    rows = example_summaries(_catalog(args))
+    if not rows:
+        print("no examples found")
+        return 0
+    width = max(len(r["id"]) for r in rows)
+    print(f"{'example':<{width}}  {'accelerators':>12}  {'peak BF16':>12}  {'pooled memory':>13}  name")
+    for r in rows:
+        print(f"{r['id']:<{width}}  {r['accelerators']:>12,}  {_round(r['bf16_pflops']):>9,.1f} PF  "
+              f"{_round(r['pooled_tb']):>10,.1f} TB  {r['name']}")
+    return 0
+
+
+def cmd_evaluate(args) -> int:
+    from designer.io.exports import result_json
+    from designer.io.report import result_table
+
+    result = _evaluate_file(args)
+    print(result_json(result) if args.json else result_table(result), end="")
+    return 0
+
+
+def cmd_export(args) -> int:
+    from designer.io.exports import bom_csv, result_json, summary_csv, write_export
+
+    result = _evaluate_file(args)
+    write_export(args.csv, summary_csv(result))
+    written = [args.csv]
+    if args.bom:
+        write_export(args.bom, bom_csv(result))
+        written.append(args.bom)
+    if args.json_out:
+        write_export(args.json_out, result_json(result))
+        written.append(args.json_out)
+    print("wrote " + ", ".join(written))
+    return 0
+
+
+def cmd_gui(args) -> int:
+    from designer.ui.app import run_app
+
+    path = resolve_design_path(args.file) if args.file else default_example_path()
+    return run_app(path, screenshot=args.screenshot, size=args.size)
+
+
+HANDLERS = {"templates": cmd_templates, "new": cmd_new, "examples": cmd_examples,
+            "evaluate": cmd_evaluate, "export": cmd_export, "gui": cmd_gui}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # `cluster-designer FILE` opens FILE in the app.
+    first = next((i for i, a in enumerate(argv) if not a.startswith("-")), None)
+    if first is not None and argv[first] not in COMMANDS and not (first > 0 and argv[first - 1] == "--catalog"):
+        argv.insert(first, "gui")
+    if not any(a in COMMANDS for a in argv) and not any(a in ("-h", "--help", "--version") for a in argv):
+        argv.append("gui")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.catalog:
+            _catalog(args)  # a bad catalogue is refused before any command runs
+        return HANDLERS[args.command](args)
+    except DesignerError as exc:
+        print(f"cluster-designer: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def main_gui() -> int:
+    return main(sys.argv[1:] or ["gui"])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

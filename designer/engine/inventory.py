@@ -1,0 +1,164 @@
+"""Inventory, bill of materials, peak throughput, memory, power and cost: sums over the hierarchy
+of catalogue figures times copies. One pass over the drawn items, never one per GPU."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from designer.model.catalog import PRECISIONS, Catalog
+from designer.model.design import Design
+from designer.model.power import item_power_w
+
+
+def multiplicities(design: Design) -> dict[str, int]:
+    """Copies of every item, computed top-down once."""
+    copies: dict[str, int] = {}
+    index = design.children_index()
+    stack = [(child, 1) for child in index.get(None, [])]
+    while stack:
+        item, above = stack.pop()
+        copies[item.id] = above * item.count
+        stack.extend((child, copies[item.id]) for child in index.get(item.id, []))
+    return copies
+
+
+def inventory(design: Design, catalog: Catalog, copies: dict[str, int]) -> dict:
+    kinds = Counter()
+    models: dict[str, Counter] = defaultdict(Counter)
+    for item in design.items.values():
+        if item.kind == "group":
+            continue
+        kinds[item.kind] += copies[item.id]
+        if item.part:
+            models[item.kind][item.part] += copies[item.id]
+    return {
+        "accelerators": kinds["accelerator"],
+        "accelerator_models": dict(sorted(models["accelerator"].items())),
+        "servers": kinds["server"],
+        "server_models": dict(sorted(models["server"].items())),
+        "switches": kinds["switch"],
+        "switch_models": dict(sorted(models["switch"].items())),
+        "nics": kinds["nic"],
+        "nic_models": dict(sorted(models["nic"].items())),
+        "cpus": kinds["cpu"],
+        "racks": kinds["rack"],
+        "links": sum(design.link_copies(l).instances for l in design.links.values()),
+    }
+
+
+def bill_of_materials(design: Design, catalog: Catalog, copies: dict[str, int]) -> dict:
+    parts = Counter()
+    for item in design.items.values():
+        if item.part:
+            parts[item.part] += copies[item.id]
+    cables = Counter()
+    transceivers = Counter()
+    links_by_medium = Counter()
+    for link in design.links.values():
+        medium = catalog.get(link.medium)
+        if medium is None:
+            continue
+        instances = design.link_copies(link).instances
+        links_by_medium[link.medium] += instances
+        per_cable = int(medium.number("lanes_per_cable"))
+        server_a = design.enclosing(link.a, "server")
+        server_b = design.enclosing(link.b, "server")
+        # Links inside one server run on its boards, not on cables.
+        if per_cable <= 0 or (server_a is not None and server_a is server_b):
+            continue
+        cable_count = instances * -(-link.lanes // per_cable)
+        cables[link.medium] += cable_count
+        transceivers[link.medium] += cable_count * int(medium.number("transceivers_per_cable"))
+    rows = []
+    for part_id, quantity in sorted(parts.items()):
+        part = catalog.get(part_id)
+        rows.append({
+            "category": part.kind if part else "unknown", "part": part_id,
+            "name": part.name if part else part_id, "quantity": quantity,
+            "unit_price_usd": part.get("price_usd") if part else None,
+        })
+    for medium_id, quantity in sorted(cables.items()):
+        medium = catalog[medium_id]
+        rows.append({"category": "cable", "part": medium_id, "name": f"{medium.name} cable",
+                     "quantity": quantity, "unit_price_usd": None})
+    for medium_id, quantity in sorted(transceivers.items()):
+        if quantity:
+            medium = catalog[medium_id]
+            rows.append({"category": "transceiver", "part": medium_id, "name": f"{medium.name} transceiver",
+                         "quantity": quantity, "unit_price_usd": None})
+    return {
+        "rows": rows,
+        "links_by_medium": dict(sorted(links_by_medium.items())),
+        "cables_by_medium": dict(sorted(cables.items())),
+        "transceivers_by_medium": {k: v for k, v in sorted(transceivers.items()) if v},
+    }
+
+
+def compute_and_memory(design: Design, catalog: Catalog, copies: dict[str, int]) -> tuple[dict, dict]:
+    peaks = defaultdict(float)
+    present: set[str] = set()
+    hbm_gb = hbm_tb_per_s = sram_gb = 0.0
+    for item in design.items.values():
+        if item.kind != "accelerator":
+            continue
+        part = catalog.get(item.part)
+        if part is None or part.kind != "accelerator":
+            continue
+        n = copies[item.id]
+        for precision in PRECISIONS:
+            value = part.peak_tflops.get(precision)
+            if value is not None:
+                peaks[precision] += value * n
+                present.add(precision)
+        if part.get("memory_type") == "sram":
+            sram_gb += part.number("memory_gb") * n
+        else:
+            hbm_gb += part.number("memory_gb") * n
+            hbm_tb_per_s += part.number("memory_bw_tb_per_s") * n
+    compute = {"peak_tflops": {p: _round(peaks[p]) for p in PRECISIONS if p in present}}
+    memory = {
+        "hbm_gb": _round(hbm_gb),
+        "hbm_tb_per_s": _round(hbm_tb_per_s),
+        "sram_gb": _round(sram_gb),
+        "pooled_gb": _round(hbm_gb + sram_gb),
+    }
+    return compute, memory
+
+
+def power(design: Design, catalog: Catalog, copies: dict[str, int]) -> dict:
+    per_rack = defaultdict(float)
+    rack_copies: dict[str, int] = {}
+    total = 0.0
+    for item in design.items.values():
+        watts = item_power_w(design, item, catalog)
+        if not watts:
+            continue
+        n = copies[item.id]
+        total += watts * n
+        rack = design.enclosing(item.id, "rack")
+        if rack is not None:
+            # Power of one copy of the rack: this item's copies spread over the rack's copies.
+            rack_copies[rack.id] = copies[rack.id]
+            per_rack[rack.id] += watts * n / copies[rack.id]
+    racks = []
+    for rack_id, watts in sorted(per_rack.items()):
+        rack = design.items[rack_id]
+        part = catalog.get(rack.part)
+        racks.append({"rack": rack_id, "name": rack.label, "copies": rack_copies[rack_id],
+                      "kw_each": _round(watts / 1000),
+                      "budget_kw": part.number("power_budget_kw") if part else None})
+    return {"total_kw": _round(total / 1000), "per_rack": racks}
+
+
+def cost(bom: dict) -> dict:
+    priced = [r for r in bom["rows"] if r["unit_price_usd"] is not None]
+    unpriced = sorted({r["part"] for r in bom["rows"] if r["unit_price_usd"] is None})
+    return {
+        "total_usd": _round(sum(r["unit_price_usd"] * r["quantity"] for r in priced)) if priced else None,
+        "priced_lines": len(priced),
+        "unpriced_parts": unpriced,
+    }
+
+
+def _round(value: float) -> float:
+    return float(f"{value:.12g}") if value else 0.0

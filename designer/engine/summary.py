@@ -1,0 +1,58 @@
+"""The summary of a result as (metric, value, unit) rows: the CSV export, the CLI table and the
+app's summary table all read these, so the three always agree."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from designer.engine.result import Result
+
+PRECISION_LABELS = {
+    "fp64": "FP64", "fp64_tensor": "FP64 tensor", "fp32": "FP32", "tf32": "TF32", "tf32_sparse": "TF32 sparse",
+    "bf16": "BF16/FP16", "bf16_sparse": "BF16/FP16 sparse", "fp8": "FP8", "fp8_sparse": "FP8 sparse",
+    "int8": "INT8", "int8_sparse": "INT8 sparse",
+}
+
+
+def summary_rows(result: Result) -> list[tuple[str, Any, str]]:
+    inv, compute, memory, power, cost = (result[k] for k in ("inventory", "compute", "memory", "power", "cost"))
+    rows: list[tuple[str, Any, str]] = [
+        ("Accelerators", inv["accelerators"], "count"),
+    ]
+    for model, count in inv["accelerator_models"].items():
+        rows.append((f"Accelerators: {model}", count, "count"))
+    rows += [
+        ("Servers", inv["servers"], "count"),
+        ("Switches", inv["switches"], "count"),
+        ("NICs", inv["nics"], "count"),
+        ("Racks", inv["racks"], "count"),
+        ("Links", inv["links"], "count"),
+    ]
+    for precision, value in compute["peak_tflops"].items():
+        unit = "TOPS" if precision.startswith("int") else "TFLOPS"
+        rows.append((f"Peak {PRECISION_LABELS[precision]}", value, unit))
+    rows += [
+        ("HBM capacity", memory["hbm_gb"], "GB"),
+        ("HBM bandwidth", memory["hbm_tb_per_s"], "TB/s"),
+    ]
+    if memory.get("sram_gb"):
+        rows.append(("On-chip SRAM", memory["sram_gb"], "GB"))
+    rows.append(("Power", power["total_kw"], "kW"))
+    if cost.get("total_usd") is not None:
+        rows.append(("Cost (priced parts)", cost["total_usd"], "USD"))
+    for extra in result.get("summary_extra", ()) or ():
+        rows.append(tuple(extra))
+    lint = result["lint"]
+    rows.append(("Lint errors", sum(1 for f in lint if f["severity"] == "error"), "count"))
+    rows.append(("Lint warnings", sum(1 for f in lint if f["severity"] == "warning"), "count"))
+    return rows
+
+
+def format_value(value: Any) -> str:
+    if isinstance(value, float):
+        if value == int(value) and abs(value) < 1e15:
+            return f"{int(value):,}"
+        return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)

@@ -1,0 +1,44 @@
+"""CSV and JSON exports of an evaluation, written atomically like design files."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+
+from designer.engine.result import Result
+from designer.engine.summary import summary_rows
+from designer.io.files import DesignFileError, write_text_atomically
+
+
+def summary_csv(result: Result) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["metric", "value", "unit"])
+    for metric, value, unit in summary_rows(result):
+        writer.writerow([metric, value, unit])
+    for finding in result["lint"]:
+        writer.writerow([f"Lint {finding['severity']}: {finding['item']}", finding["message"], ""])
+    return buffer.getvalue()
+
+
+def bom_csv(result: Result) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["category", "part", "name", "quantity", "unit_price_usd"])
+    for row in result["bom"]["rows"]:
+        price = row["unit_price_usd"]
+        writer.writerow([row["category"], row["part"], row["name"], row["quantity"], "" if price is None else price])
+    return buffer.getvalue()
+
+
+def result_json(result: Result) -> str:
+    return json.dumps(result.as_dict(), indent=2, sort_keys=True) + "\n"
+
+
+def write_export(path: str | os.PathLike, text: str) -> None:
+    try:
+        write_text_atomically(path, text)
+    except OSError as exc:
+        raise DesignFileError(path, None, f"cannot be written ({exc.strerror or exc})") from None

@@ -1,0 +1,380 @@
+"""The design: items in a containment tree, links between them, replicated groups.
+
+Items and links are immutable values; the `Design` holds them by id and is the only thing that
+changes. A `group` item with `count = N` stands for N copies of everything inside it. A link whose
+ends sit in different copies' subtrees is replicated per copy on each side: a link from an item in
+a group of 32 to an item outside becomes 32 links; a link between two sibling groups of 8 and 4
+becomes 32 links, every copy on one side to every copy on the other (how a fat tree's leaf–spine
+mesh is drawn as one line). The engine works on this hierarchy and never needs one object per GPU;
+`expand()` gives the flat graph when it is small enough.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Iterator, Mapping
+
+import networkx as nx
+
+from designer.model.errors import DesignError
+
+ITEM_KINDS = ("rack", "server", "accelerator", "cpu", "nic", "switch", "group")
+HARDWARE_KINDS = ("rack", "server", "accelerator", "cpu", "nic", "switch")
+# Which kinds may hold which: a rack holds servers and switches, a server holds its parts.
+ALLOWED_PARENTS: Mapping[str, tuple[str, ...]] = {
+    "rack": ("group",),
+    "server": ("rack", "group"),
+    "switch": ("rack", "group", "server"),
+    "accelerator": ("server", "group", "rack"),
+    "cpu": ("server",),
+    "nic": ("server", "group"),
+    "group": ("group", "rack", "server"),
+}
+MAX_GROUP_COUNT = 1_000_000
+MAX_TOTAL_COPIES = 100_000_000  # of any one item through the hierarchy
+MAX_LANES = 4096
+DEFAULT_EXPAND_LIMIT = 200_000
+_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+
+
+@dataclass(frozen=True)
+class Item:
+    id: str
+    kind: str
+    name: str = ""
+    part: str | None = None
+    parent: str | None = None
+    x: float = 0.0
+    y: float = 0.0
+    count: int = 1  # copies; only a group may have more than one
+
+    @property
+    def label(self) -> str:
+        return self.name or self.id
+
+
+@dataclass(frozen=True)
+class Link:
+    id: str
+    a: str
+    b: str
+    medium: str
+    lanes: int = 1
+
+
+@dataclass
+class Design:
+    name: str = "Untitled"
+    description: str = ""
+    items: dict[str, Item] = field(default_factory=dict)
+    links: dict[str, Link] = field(default_factory=dict)
+    # Free-form, engine-facing settings saved with the design (workload, in-network reduction...).
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    # --- reading -------------------------------------------------------------------------
+    def item(self, item_id: str) -> Item:
+        try:
+            return self.items[item_id]
+        except KeyError:
+            raise DesignError(f"no item with id '{item_id}'") from None
+
+    def children(self, item_id: str | None) -> list[Item]:
+        return [i for i in self.items.values() if i.parent == item_id]
+
+    def children_index(self) -> dict[str | None, list[Item]]:
+        index: dict[str | None, list[Item]] = {}
+        for item in self.items.values():
+            index.setdefault(item.parent, []).append(item)
+        return index
+
+    def ancestors(self, item_id: str) -> list[Item]:
+        """Parent first, root last."""
+        chain = []
+        parent = self.item(item_id).parent
+        while parent is not None:
+            item = self.items[parent]
+            chain.append(item)
+            parent = item.parent
+        return chain
+
+    def descendants(self, item_id: str) -> list[Item]:
+        index = self.children_index()
+        out, stack = [], [item_id]
+        while stack:
+            for child in index.get(stack.pop(), []):
+                out.append(child)
+                stack.append(child.id)
+        return out
+
+    def multiplicity(self, item_id: str) -> int:
+        """How many copies of this item the hierarchy stands for."""
+        item = self.item(item_id)
+        total = item.count
+        for ancestor in self.ancestors(item_id):
+            total *= ancestor.count
+        return total
+
+    def links_of(self, item_id: str) -> list[Link]:
+        return [l for l in self.links.values() if item_id in (l.a, l.b)]
+
+    def enclosing(self, item_id: str, kind: str) -> Item | None:
+        """The nearest ancestor of the given kind (or the item itself)."""
+        item = self.item(item_id)
+        if item.kind == kind:
+            return item
+        return next((a for a in self.ancestors(item_id) if a.kind == kind), None)
+
+    def link_copies(self, link: Link) -> "LinkCopies":
+        """How a link is replicated: copies of each end relative to their common ancestor."""
+        chain_a = [link.a] + [a.id for a in self.ancestors(link.a)]
+        chain_b = [link.b] + [a.id for a in self.ancestors(link.b)]
+        common = set(chain_a) & set(chain_b)
+        lca = next((i for i in chain_a if i in common), None)
+
+        def copies_below(chain: list[str]) -> int:
+            total = 1
+            for item_id in chain:
+                if item_id == lca:
+                    break
+                total *= self.items[item_id].count
+            return total
+
+        above = self.multiplicity(lca) if lca is not None else 1
+        return LinkCopies(a_side=copies_below(chain_a), b_side=copies_below(chain_b), context=above)
+
+    def graph(self) -> nx.MultiGraph:
+        """The design as drawn: one node per item, one edge per link (key = link id)."""
+        graph = nx.MultiGraph()
+        for item in self.items.values():
+            graph.add_node(item.id, item=item)
+        for link in self.links.values():
+            graph.add_edge(link.a, link.b, key=link.id, link=link)
+        return graph
+
+    def containment_tree(self) -> nx.DiGraph:
+        tree = nx.DiGraph()
+        for item in self.items.values():
+            tree.add_node(item.id)
+            if item.parent is not None:
+                tree.add_edge(item.parent, item.id)
+        return tree
+
+    def total_copies(self, kind: str) -> int:
+        return sum(self.multiplicity(i.id) for i in self.items.values() if i.kind == kind)
+
+    def ordered_items(self) -> list[Item]:
+        """Items in topology order: depth first through containment, siblings in natural id order."""
+        index = self.children_index()
+        out: list[Item] = []
+
+        def visit(parent: str | None) -> None:
+            for child in sorted(index.get(parent, []), key=_topology_key):
+                out.append(child)
+                visit(child.id)
+
+        visit(None)
+        return out
+
+    # --- snapshots ----------------------------------------------------------------------
+    def snapshot(self) -> "Design":
+        """A copy the engine can read while the original keeps changing (items are immutable)."""
+        return Design(self.name, self.description, dict(self.items), dict(self.links), _deep_copy(self.settings))
+
+    # --- changing -----------------------------------------------------------------------
+    def new_id(self, prefix: str) -> str:
+        prefix = re.sub(r"[^A-Za-z0-9_.:-]", "-", prefix) or "item"
+        for n in itertools.count(1):
+            candidate = f"{prefix}-{n}"
+            if candidate not in self.items and candidate not in self.links:
+                return candidate
+        raise AssertionError("unreachable")
+
+    def add_item(self, item: Item) -> Item:
+        if item.id in self.items or item.id in self.links:
+            raise DesignError(f"id '{item.id}' is already used")
+        self._check_item(item)
+        self.items[item.id] = item
+        return item
+
+    def update_item(self, item_id: str, **changes: Any) -> Item:
+        old = self.item(item_id)
+        new = replace(old, **changes)
+        self._check_item(new, replacing=old)
+        self.items[item_id] = new
+        return new
+
+    def remove_item(self, item_id: str) -> tuple[list[Item], list[Link]]:
+        """Remove an item with everything inside it and every link touching them.
+
+        Returns what was removed (items parent-first) so an undo can put it back."""
+        self.item(item_id)
+        doomed = [self.items[item_id]] + self.descendants(item_id)
+        doomed_ids = {i.id for i in doomed}
+        links = [l for l in self.links.values() if l.a in doomed_ids or l.b in doomed_ids]
+        for link in links:
+            del self.links[link.id]
+        for item in doomed:
+            del self.items[item.id]
+        return doomed, links
+
+    def add_link(self, link: Link) -> Link:
+        if link.id in self.links or link.id in self.items:
+            raise DesignError(f"id '{link.id}' is already used")
+        self._check_link(link)
+        self.links[link.id] = link
+        return link
+
+    def update_link(self, link_id: str, **changes: Any) -> Link:
+        old = self.links.get(link_id)
+        if old is None:
+            raise DesignError(f"no link with id '{link_id}'")
+        new = replace(old, **changes)
+        self._check_link(new)
+        self.links[link_id] = new
+        return new
+
+    def remove_link(self, link_id: str) -> Link:
+        try:
+            return self.links.pop(link_id)
+        except KeyError:
+            raise DesignError(f"no link with id '{link_id}'") from None
+
+    # --- rules --------------------------------------------------------------------------
+    def _check_item(self, item: Item, replacing: Item | None = None) -> None:
+        if not _ID_PATTERN.match(item.id):
+            raise DesignError(f"item id '{item.id}' must be 1–128 letters, digits, '-', '_', '.' or ':'")
+        if item.kind not in ITEM_KINDS:
+            raise DesignError(f"item '{item.id}': unknown kind '{item.kind}'; expected one of {', '.join(ITEM_KINDS)}")
+        if isinstance(item.count, bool) or not isinstance(item.count, int) or item.count < 1:
+            raise DesignError(f"item '{item.id}': count must be a whole number of at least 1, got {item.count!r}")
+        if item.count > 1 and item.kind != "group":
+            raise DesignError(f"item '{item.id}': only a group may have a count above 1 (wrap it in a group)")
+        if item.count > MAX_GROUP_COUNT:
+            raise DesignError(f"item '{item.id}': count {item.count:,} is above the limit of {MAX_GROUP_COUNT:,}")
+        if item.kind in HARDWARE_KINDS and not item.part:
+            raise DesignError(f"item '{item.id}': a {item.kind} needs a catalogue part")
+        for axis in ("x", "y"):
+            value = getattr(item, axis)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value or abs(value) > 1e9:
+                raise DesignError(f"item '{item.id}': {axis} must be a finite number")
+        if item.parent is not None:
+            parent = self.items.get(item.parent)
+            if parent is None:
+                raise DesignError(f"item '{item.id}': parent '{item.parent}' does not exist")
+            if parent.kind not in ALLOWED_PARENTS[item.kind]:
+                raise DesignError(f"item '{item.id}': a {item.kind} cannot be placed inside a {parent.kind}")
+            if replacing is not None:
+                ancestor: str | None = item.parent
+                while ancestor is not None:
+                    if ancestor == item.id:
+                        raise DesignError(f"item '{item.id}' cannot be placed inside itself")
+                    ancestor = self.items[ancestor].parent
+        copies = item.count
+        ancestor = item.parent
+        while ancestor is not None:
+            copies *= self.items[ancestor].count
+            ancestor = self.items[ancestor].parent
+        if copies > MAX_TOTAL_COPIES:
+            raise DesignError(f"item '{item.id}': its groups make {copies:,} copies, above the limit of {MAX_TOTAL_COPIES:,}")
+        if replacing is not None and item.count != replacing.count:
+            for child in self.descendants(item.id):
+                if self.multiplicity(child.id) // replacing.count * item.count > MAX_TOTAL_COPIES:
+                    raise DesignError(f"item '{item.id}': count {item.count:,} would make more than {MAX_TOTAL_COPIES:,} copies of '{child.id}'")
+
+    def _check_link(self, link: Link) -> None:
+        if not _ID_PATTERN.match(link.id):
+            raise DesignError(f"link id '{link.id}' must be 1–128 letters, digits, '-', '_', '.' or ':'")
+        for end in (link.a, link.b):
+            if end not in self.items:
+                raise DesignError(f"link '{link.id}': end '{end}' does not exist")
+        if link.a == link.b:
+            raise DesignError(f"link '{link.id}' connects '{link.a}' to itself")
+        for end in (link.a, link.b):
+            if self.items[end].kind == "group":
+                raise DesignError(f"link '{link.id}': a link joins hardware, not the group '{end}'")
+        if isinstance(link.lanes, bool) or not isinstance(link.lanes, int) or not 1 <= link.lanes <= MAX_LANES:
+            raise DesignError(f"link '{link.id}': lanes must be a whole number from 1 to {MAX_LANES}, got {link.lanes!r}")
+        if not isinstance(link.medium, str) or not link.medium:
+            raise DesignError(f"link '{link.id}': a link needs a medium")
+
+    # --- flat view ------------------------------------------------------------------------
+    def expand(self, limit: int = DEFAULT_EXPAND_LIMIT) -> nx.MultiGraph:
+        """The flat graph with one node per physical item copy. Refused above `limit` nodes.
+
+        Node names are `item_id` followed by `#i` for each enclosing replicated group (outermost
+        first), e.g. `gpu0#3#12`."""
+        total = sum(self.multiplicity(i.id) for i in self.items.values())
+        if total > limit:
+            raise DesignError(
+                f"expanding '{self.name}' would create {total:,} nodes, above the limit of {limit:,}; "
+                "the engine works on the hierarchy instead")
+        graph = nx.MultiGraph()
+        copy_paths: dict[str, list[tuple[int, ...]]] = {}
+        for item in self.ordered_items():
+            counts = [a.count for a in reversed(self.ancestors(item.id)) if a.count > 1]
+            if item.count > 1:
+                counts.append(item.count)
+            paths = list(itertools.product(*(range(c) for c in counts)))
+            copy_paths[item.id] = paths
+            for path in paths:
+                graph.add_node(_copy_name(item.id, path), item=item.id, copy=path)
+        for link in self.links.values():
+            self._expand_link(graph, link)
+        return graph
+
+    def _expand_link(self, graph: nx.MultiGraph, link: Link) -> None:
+        groups_a = [a for a in reversed(self.ancestors(link.a)) if a.count > 1]
+        groups_b = [b for b in reversed(self.ancestors(link.b)) if b.count > 1]
+        shared = 0
+        while shared < min(len(groups_a), len(groups_b)) and groups_a[shared].id == groups_b[shared].id:
+            shared += 1
+        common = [range(g.count) for g in groups_a[:shared]]
+        own_a = [range(g.count) for g in groups_a[shared:]]
+        own_b = [range(g.count) for g in groups_b[shared:]]
+        for prefix in itertools.product(*common):
+            for tail_a in itertools.product(*own_a):
+                for tail_b in itertools.product(*own_b):
+                    graph.add_edge(_copy_name(link.a, prefix + tail_a), _copy_name(link.b, prefix + tail_b),
+                                   link=link.id, lanes=link.lanes, medium=link.medium)
+
+
+@dataclass(frozen=True)
+class LinkCopies:
+    a_side: int  # copies of end a per copy of the common ancestor
+    b_side: int
+    context: int  # copies of the common ancestor itself
+
+    @property
+    def instances(self) -> int:
+        return self.a_side * self.b_side * self.context
+
+    def degree_at(self, end: str) -> int:
+        """Physical links each copy of end 'a' or 'b' gets from this drawn link."""
+        return self.b_side if end == "a" else self.a_side
+
+
+def _copy_name(item_id: str, path: tuple[int, ...]) -> str:
+    return item_id + "".join(f"#{i}" for i in path)
+
+
+def _topology_key(item: Item) -> tuple:
+    digits = re.findall(r"\d+|\D+", item.id)
+    natural = tuple((0, int(d)) if d.isdigit() else (1, d) for d in digits)
+    return natural
+
+
+def _deep_copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _deep_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_deep_copy(v) for v in value]
+    return value
+
+
+def iter_hardware(design: Design, kind: str) -> Iterator[tuple[Item, int]]:
+    """(item, copies) for every item of a kind."""
+    for item in design.items.values():
+        if item.kind == kind:
+            yield item, design.multiplicity(item.id)

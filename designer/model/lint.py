@@ -1,0 +1,170 @@
+"""Design rules checked with every evaluation. Each finding names the item and says what is wrong
+in plain words; none stops the engine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from designer.model.catalog import Catalog
+from designer.model.design import Design, Link
+
+ERROR, WARNING, INFO = "error", "warning", "info"
+
+
+@dataclass(frozen=True)
+class Finding:
+    severity: str
+    item: str
+    message: str
+
+    def as_dict(self) -> dict:
+        return {"severity": self.severity, "item": self.item, "message": self.message}
+
+
+def lint(design: Design, catalog: Catalog) -> list[Finding]:
+    findings: list[Finding] = []
+    findings += _unknown_parts(design, catalog)
+    findings += _link_media(design, catalog)
+    findings += _switch_ports(design, catalog)
+    findings += _server_slots(design, catalog)
+    findings += _rack_budgets(design, catalog)
+    findings += _unreachable_accelerators(design, catalog)
+    order = {ERROR: 0, WARNING: 1, INFO: 2}
+    return sorted(findings, key=lambda f: (order[f.severity], f.item, f.message))
+
+
+def _unknown_parts(design: Design, catalog: Catalog) -> list[Finding]:
+    out = []
+    for item in design.items.values():
+        if item.part is None:
+            continue
+        part = catalog.get(item.part)
+        if part is None:
+            out.append(Finding(ERROR, item.id, f"{item.label}: part '{item.part}' is not in the catalogue"))
+        elif part.kind != item.kind:
+            out.append(Finding(ERROR, item.id, f"{item.label}: part '{item.part}' is a {part.kind}, not a {item.kind}"))
+    return out
+
+
+def _link_media(design: Design, catalog: Catalog) -> list[Finding]:
+    out = []
+    for link in design.links.values():
+        medium = catalog.get(link.medium)
+        if medium is None or medium.kind != "medium":
+            out.append(Finding(ERROR, link.id, f"link {link.id}: medium '{link.medium}' is not in the catalogue"))
+            continue
+        for end in (link.a, link.b):
+            item = design.items[end]
+            part = catalog.get(item.part)
+            if part is not None and link.medium not in part.media:
+                supported = ", ".join(part.media) or "none"
+                out.append(Finding(ERROR, link.id,
+                                   f"link {link.id}: {item.label} ({part.name}) does not support {medium.name}; it supports {supported}"))
+    return out
+
+
+def ports_used(design: Design, switch_id: str, catalog: Catalog, links: list[Link] | None = None) -> int:
+    """Ports one copy of a switch needs for all its links."""
+    switch = catalog.get(design.items[switch_id].part)
+    port_lanes = max(1, int(switch.number("port_lanes", 1))) if switch else 1
+    used = 0
+    for link in links if links is not None else design.links_of(switch_id):
+        copies = design.link_copies(link)
+        end = "a" if link.a == switch_id else "b"
+        ports_per_copy = -(-link.lanes // port_lanes)
+        used += ports_per_copy * copies.degree_at(end)
+    return used
+
+
+def _switch_ports(design: Design, catalog: Catalog) -> list[Finding]:
+    out = []
+    by_item: dict[str, list[Link]] = {}
+    for link in design.links.values():
+        by_item.setdefault(link.a, []).append(link)
+        by_item.setdefault(link.b, []).append(link)
+    for item in design.items.values():
+        part = catalog.get(item.part)
+        if part is None or item.kind not in ("switch", "nic") or part.kind != item.kind:
+            continue
+        ports = int(part.number("ports"))
+        if item.kind == "nic":
+            # A NIC's host link does not take a network port.
+            links = [l for l in by_item.get(item.id, []) if catalog.get(l.medium) and catalog[l.medium].get("family") not in ("pcie",)]
+        else:
+            links = by_item.get(item.id, [])
+        used = ports_used(design, item.id, catalog, links)
+        if used > ports:
+            out.append(Finding(ERROR, item.id, f"{item.label} ({part.name}) has {used} links but only {ports} ports"))
+    return out
+
+
+def _server_slots(design: Design, catalog: Catalog) -> list[Finding]:
+    out = []
+    for server in design.items.values():
+        part = catalog.get(server.part)
+        if server.kind != "server" or part is None or part.kind != "server":
+            continue
+        counts = {"accelerator": 0, "nic": 0}
+        for child in design.descendants(server.id):
+            if child.kind in counts:
+                counts[child.kind] += design.multiplicity(child.id) // design.multiplicity(server.id)
+        for kind, slot_field in (("accelerator", "accelerator_slots"), ("nic", "nic_slots")):
+            slots = part.get(slot_field)
+            if slots is not None and counts[kind] > slots:
+                out.append(Finding(ERROR, server.id,
+                                   f"{server.label} ({part.name}) holds {counts[kind]} {kind}s but has {int(slots)} slots"))
+    return out
+
+
+def _rack_budgets(design: Design, catalog: Catalog) -> list[Finding]:
+    from designer.model.power import item_power_w  # local: power needs the catalogue rules
+
+    out = []
+    for rack in design.items.values():
+        part = catalog.get(rack.part)
+        if rack.kind != "rack" or part is None or part.kind != "rack":
+            continue
+        rack_copies = design.multiplicity(rack.id)
+        height = power = 0.0
+        for child in design.descendants(rack.id):
+            child_part = catalog.get(child.part)
+            per_rack = design.multiplicity(child.id) / rack_copies
+            if child_part is not None and child.kind in ("server", "switch") and design.enclosing(child.id, "server") in (None, child):
+                height += child_part.number("height_u") * per_rack
+            power += item_power_w(design, child, catalog) * per_rack
+        if height > part.number("height_u"):
+            out.append(Finding(ERROR, rack.id, f"{rack.label}: contents need {height:g}U but the rack has {part.number('height_u'):g}U"))
+        budget_kw = part.number("power_budget_kw")
+        if power / 1000 > budget_kw:
+            out.append(Finding(WARNING, rack.id,
+                               f"{rack.label}: draws {power / 1000:.1f} kW, over its {budget_kw:g} kW power budget"))
+    return out
+
+
+def _unreachable_accelerators(design: Design, catalog: Catalog) -> list[Finding]:
+    accelerators = [i for i in design.items.values() if i.kind == "accelerator"]
+    if sum(design.multiplicity(a.id) for a in accelerators) <= 1:
+        return []
+    graph = design.graph()
+    # Copies of one drawn accelerator reach each other only through something outside their
+    # group; a link to anything outside the group is enough, since the copies share it.
+    components = {}
+    for index, component in enumerate(_components(graph)):
+        for node in component:
+            components[node] = index
+    reached = [a for a in accelerators if graph.degree(a.id) > 0]
+    if not reached:
+        return [Finding(WARNING, a.id, f"{a.label} has no link to any other part") for a in accelerators[:50]]
+    main = max({components[a.id] for a in reached}, key=lambda c: sum(1 for a in accelerators if components[a.id] == c))
+    out = []
+    for accelerator in accelerators:
+        if components[accelerator.id] != main:
+            out.append(Finding(WARNING, accelerator.id,
+                               f"{accelerator.label} has no path to the other accelerators"))
+    return out
+
+
+def _components(graph):
+    import networkx as nx
+
+    return nx.connected_components(graph)

@@ -1,0 +1,6 @@
+"""Topology generators (Qt-free): each returns a Design built from catalogue parts."""
+
+from designer.topologies.base import TopologyError
+from designer.topologies.generators import GENERATORS, generate
+
+__all__ = ["GENERATORS", "generate", "TopologyError"]

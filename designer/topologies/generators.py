@@ -1,0 +1,373 @@
+"""The topology generators. Each takes named parameters and returns a Design built from catalogue
+parts, replicated with groups so that a 10,000-GPU cluster stays a few dozen drawn items."""
+
+from __future__ import annotations
+
+import math
+
+from designer.model.catalog import Catalog
+from designer.model.design import Design
+from designer.model.lint import ports_used
+from designer.topologies.base import Builder, Generator, Param, TopologyError, common_medium, new_design
+
+_GPU = Param("gpu", str, None, "accelerator part (default: the platform's)", part_kind="accelerator")
+_PLATFORM = Param("platform", str, "dgx-h100", "server platform part", part_kind="server")
+_NODES = Param("nodes", int, 4, "number of servers", minimum=1, maximum=1_000_000)
+_GPN = Param("gpus_per_node", int, None, "accelerators per server (default: the platform's slots)", minimum=0, maximum=4096)
+_NIC = Param("nic", str, None, "NIC part (default: the platform's)", part_kind="nic")
+_NPN = Param("nics_per_node", int, None, "scale-out NICs per server (default: the platform's)", minimum=0, maximum=64)
+_SWITCH = Param("switch", str, "qm9700", "scale-out switch part", part_kind="switch")
+_OVERSUB = Param("oversubscription", float, 1.0, "leaf downlinks per uplink (1 = non-blocking)", minimum=1.0, maximum=64.0)
+_RACK = Param("rack", str, "rack-48u", "rack part the servers go in", part_kind="rack")
+_PER_RACK = Param("servers_per_rack", int, 0, "servers per rack (0: as many as the rack's power and height allow)", minimum=0, maximum=64)
+_NAME = Param("name", str, "", "design name (default: from the template)")
+
+
+def _platform_values(p: dict, catalog: Catalog) -> tuple[str, int, str | None, int]:
+    platform = catalog[p["platform"]]
+    gpu = p.get("gpu") or platform.get("default_accelerator")
+    if gpu is None:
+        raise TopologyError(f"platform '{platform.id}' has no default accelerator; set parameter 'gpu'")
+    gpus = p.get("gpus_per_node")
+    gpus = int(platform.number("accelerator_slots")) if gpus is None else gpus
+    nic = p.get("nic") or platform.get("default_nic")
+    nics = p.get("nics_per_node")
+    nics = int(platform.number("default_nics")) if nics is None else nics
+    return gpu, gpus, nic, nics
+
+
+def _servers_per_rack(p: dict, catalog: Catalog, nodes: int) -> int:
+    if p["servers_per_rack"]:
+        return p["servers_per_rack"]
+    from designer.model.power import chassis_power_w
+
+    platform, rack = catalog[p["platform"]], catalog[p["rack"]]
+    gpu, gpus, _, _ = _platform_values(p, catalog)
+    server_w = chassis_power_w(platform, catalog) + gpus * catalog[gpu].number("power_w")
+    fit = int(rack.number("height_u") // max(1.0, platform.number("height_u")))
+    if server_w > 0:
+        fit = min(fit, int(rack.number("power_budget_kw") * 1000 // server_w))
+    fit = max(1, fit)
+    # The largest count that fits and divides the servers evenly, so every rack is alike.
+    return max(d for d in range(1, min(fit, nodes) + 1) if nodes % d == 0)
+
+
+def _racked_servers(b: Builder, p: dict, parent: str | None, prefix: str, nodes: int, y: float = 200) -> dict:
+    """`nodes` servers in identical racks under `parent`; returns the drawn server's ids."""
+    catalog = b.catalog
+    gpu, gpus, nic, nics = _platform_values(p, catalog)
+    per_rack = _servers_per_rack(p, catalog, nodes)
+    racks = nodes // per_rack
+    rack_parent = b.group(f"{prefix}racks", racks, parent, name=f"{racks} racks", y=y) if racks > 1 else parent
+    rack_id = b.item(f"{prefix}rack", "rack", p["rack"], rack_parent, name=catalog[p["rack"]].name)
+    server_parent = b.group(f"{prefix}servers", per_rack, rack_id, name=f"{per_rack} servers") if per_rack > 1 else rack_id
+    return b.server(f"{prefix}node", p["platform"], server_parent, gpu=gpu, gpus=gpus, nic=nic, nics=nics)
+
+
+# --- server ---------------------------------------------------------------------------------
+
+def _build_server(p: dict, catalog: Catalog) -> Design:
+    design = new_design(p["name"] or catalog[p["platform"]].name, f"One {catalog[p['platform']].name}.", "server", p)
+    b = Builder(design, catalog)
+    gpu, gpus, nic, nics = _platform_values(p, catalog)
+    b.server("node", p["platform"], None, gpu=gpu, gpus=gpus, nic=nic, nics=nics)
+    return design
+
+
+# --- rail-optimized fat tree ------------------------------------------------------------------
+
+def _build_rail_fat_tree(p: dict, catalog: Catalog) -> Design:
+    gpu, gpus, nic, nics = _platform_values(p, catalog)
+    if not nics:
+        raise TopologyError("rail-fat-tree: parameter 'nics_per_node' must be at least 1 (one rail per NIC)")
+    switch = catalog[p["switch"]]
+    nodes, per_su = p["nodes"], p["nodes_per_su"] or min(p["nodes"], 32)
+    sus, remainder = divmod(nodes, per_su)
+    if remainder:
+        raise TopologyError(f"rail-fat-tree: parameter 'nodes' ({nodes}) must be a multiple of 'nodes_per_su' ({per_su})")
+    ports, oversub = int(switch.number("ports")), p["oversubscription"]
+    up = math.ceil(per_su / oversub)
+    if per_su + up > ports:
+        raise TopologyError(f"rail-fat-tree: parameter 'nodes_per_su' ({per_su}) is too large for {switch.name}: "
+                            f"a leaf needs {per_su} downlinks + {up} uplinks but has {ports} ports")
+    total = nodes * gpus
+    design = new_design(p["name"] or f"Rail-optimized fat tree, {total:,} × {catalog[gpu].name}",
+                        f"{sus} scalable units of {per_su} {catalog[p['platform']].name}; GPU i of every server "
+                        f"on leaf i of its unit; {oversub:g}:1 at the leaves.", "rail-fat-tree", p)
+    b = Builder(design, catalog)
+    nic_part = catalog[nic]
+    medium = common_medium(catalog, nic_part, switch, ("infiniband", "ethernet", "efa"))
+    su = b.group("su", sus, None, name=f"{sus} scalable units") if sus > 1 else None
+    server = _racked_servers(b, p, su, "su.", per_su)
+    leaves = []
+    for r in range(nics):
+        leaf = b.item(f"su.leaf{r}", "switch", switch.id, su, name=f"Rail {r} leaf", x=80 * r, y=0)
+        b.link(server["nics"][r], leaf, medium)
+        leaves.append(leaf)
+    two_tier_spines = math.ceil(sus * nics * up / ports)
+    tiers = p["tiers"] or (2 if two_tier_spines <= up else 3)
+    if tiers == 2:
+        spines = _tier_size(up, two_tier_spines)
+        group = b.group("spines", spines, None, name=f"{spines} spines", y=-200)
+        spine = b.item("spines.sw", "switch", switch.id, group, name="Spine")
+        for leaf in leaves:
+            b.link(leaf, spine, medium, up // spines)
+        return design
+    # Three tiers: spines inside each unit, and core group g above spine g of every unit.
+    half = ports // 2
+    spines_per_su = _tier_size(up, math.ceil(nics * up / half))
+    spine_down = nics * up // spines_per_su
+    spine_up = math.ceil(spine_down / 1)
+    if spine_down + spine_up > ports:
+        spine_up = ports - spine_down
+    cores = _tier_size(spine_up, math.ceil(sus * spine_up / ports))
+    for s in range(spines_per_su):
+        spine = b.item(f"su.spine{s}", "switch", switch.id, su, name=f"Spine {s}", x=80 * s, y=-120)
+        for leaf in leaves:
+            b.link(leaf, spine, medium, up // spines_per_su)
+        group = b.group(f"core{s}", cores, None, name=f"Core group {s}", x=80 * s, y=-260)
+        core = b.item(f"core{s}.sw", "switch", switch.id, group, name=f"Core {s}")
+        b.link(spine, core, medium, spine_up // cores)
+    return design
+
+
+def _tier_size(uplinks: int, needed: int) -> int:
+    """Switches in the next tier: the fewest that can take the traffic and that divide each
+    lower switch's uplinks evenly, so every lower switch reaches every upper one alike."""
+    for count in range(max(1, needed), uplinks + 1):
+        if uplinks % count == 0:
+            return count
+    raise TopologyError(
+        f"needs {needed} switches in the next tier but each switch below has only {uplinks} uplinks; "
+        "use a switch with more ports, fewer nodes, more tiers or more oversubscription")
+
+
+# --- plain fat tree -----------------------------------------------------------------------------
+
+def _build_fat_tree(p: dict, catalog: Catalog) -> Design:
+    gpu, gpus, nic, nics = _platform_values(p, catalog)
+    if not nics:
+        raise TopologyError("fat-tree: parameter 'nics_per_node' must be at least 1")
+    switch = catalog[p["switch"]]
+    ports, oversub, nodes = int(switch.number("ports")), p["oversubscription"], p["nodes"]
+    down = int(ports * oversub // (oversub + 1))
+    per_leaf = down // nics
+    if per_leaf < 1:
+        raise TopologyError(f"fat-tree: {switch.name} has too few ports for {nics} NICs per server")
+    leaves = math.ceil(nodes / per_leaf)
+    per_leaf = math.ceil(nodes / leaves)
+    while nodes % per_leaf:
+        per_leaf -= 1
+    leaves = nodes // per_leaf
+    up = math.ceil(per_leaf * nics / oversub)
+    if per_leaf * nics + up > ports:
+        up = ports - per_leaf * nics
+    total = nodes * gpus
+    two_tier_spines = math.ceil(leaves * up / ports)
+    tiers = p["tiers"] or (2 if two_tier_spines <= up else 3)
+    design = new_design(p["name"] or f"Fat tree, {total:,} × {catalog[gpu].name}",
+                        f"{tiers}-tier fat tree of {switch.name}: {leaves} leaves of {per_leaf} servers, "
+                        f"{oversub:g}:1 at the leaves.", "fat-tree", p)
+    b = Builder(design, catalog)
+    medium = common_medium(catalog, catalog[nic], switch, ("infiniband", "ethernet", "efa"))
+    if tiers == 2:
+        block = b.group("leafblock", leaves, None, name=f"{leaves} leaf blocks") if leaves > 1 else None
+        leaf = b.item("leafblock.leaf", "switch", switch.id, block, name="Leaf")
+        server = _racked_servers(b, p, block, "leafblock.", per_leaf)
+        for nic_id in server["nics"]:
+            b.link(nic_id, leaf, medium)
+        spines = _tier_size(up, two_tier_spines)
+        group = b.group("spines", spines, None, name=f"{spines} spines", y=-200)
+        spine = b.item("spines.sw", "switch", switch.id, group, name="Spine")
+        b.link(leaf, spine, medium, up // spines)
+        return design
+    # Three tiers (k-ary fat tree): pods of leaves, pod spine j of every pod under core group j.
+    half = ports // 2
+    leaves_per_pod = max(d for d in range(1, min(leaves, half) + 1) if leaves % d == 0)
+    pods = leaves // leaves_per_pod
+    pod_spines = _tier_size(up, math.ceil(leaves_per_pod * up / half))
+    spine_down = leaves_per_pod * (up // pod_spines)
+    spine_up = min(spine_down, ports - spine_down)
+    cores = _tier_size(spine_up, math.ceil(pods * spine_up / ports))
+    pod = b.group("pod", pods, None, name=f"{pods} pods")
+    block = b.group("pod.leafblock", leaves_per_pod, pod, name=f"{leaves_per_pod} leaf blocks") if leaves_per_pod > 1 else pod
+    leaf = b.item("pod.leaf", "switch", switch.id, block, name="Leaf")
+    server = _racked_servers(b, p, block, "pod.", per_leaf)
+    for nic_id in server["nics"]:
+        b.link(nic_id, leaf, medium)
+    for j in range(pod_spines):
+        spine = b.item(f"pod.spine{j}", "switch", switch.id, pod, name=f"Pod spine {j}", x=80 * j, y=-150)
+        b.link(leaf, spine, medium, up // pod_spines)
+        group = b.group(f"core{j}", cores, None, name=f"Core group {j}", x=80 * j, y=-300)
+        core = b.item(f"core{j}.sw", "switch", switch.id, group, name=f"Core {j}")
+        b.link(spine, core, medium, spine_up // cores)
+    return design
+
+
+# --- torus ---------------------------------------------------------------------------------------
+
+def _parse_dims(text: str, name: str) -> tuple[int, ...]:
+    try:
+        dims = tuple(int(d) for d in str(text).lower().split("x"))
+    except ValueError:
+        raise TopologyError(f"torus: parameter '{name}' must look like 4x4x4, got '{text}'") from None
+    if not 1 <= len(dims) <= 3 or any(d < 1 or d > 4096 for d in dims):
+        raise TopologyError(f"torus: parameter '{name}' must have 1 to 3 sizes from 1 to 4096, got '{text}'")
+    return dims
+
+
+def _build_torus(p: dict, catalog: Catalog) -> Design:
+    dims = _parse_dims(p["dims"], "dims")
+    block = _parse_dims(p["block"] or p["dims"], "block")
+    if len(block) != len(dims) or any(d % k for d, k in zip(dims, block)):
+        raise TopologyError(f"torus: parameter 'block' ({p['block']}) must divide 'dims' ({p['dims']}) in every dimension")
+    gpu = p["gpu"] or catalog[p["platform"]].get("default_accelerator")
+    gpu_part = catalog[gpu]
+    medium = gpu_part.get("scale_up_medium")
+    per_block = math.prod(block)
+    blocks = math.prod(dims) // per_block
+    platform = catalog[p["platform"]]
+    per_host = max(1, int(p["gpus_per_node"] or platform.number("accelerator_slots")))
+    if per_block % per_host:
+        raise TopologyError(f"torus: a block of {per_block} chips does not split into hosts of {per_host}")
+    wrap = bool(p["wrap"])
+    shape = "×".join(map(str, dims))
+    design = new_design(p["name"] or f"{len(dims)}D torus {shape} of {gpu_part.name}",
+                        f"{blocks} blocks of {'×'.join(map(str, block))} chips"
+                        + (f" joined through {p['switch']} circuit switches" if blocks > 1 else "")
+                        + ("; wrap-around links" if wrap else "; open mesh") + ".", "torus", p)
+    b = Builder(design, catalog)
+    parent = b.group("block", blocks, None, name=f"{blocks} blocks") if blocks > 1 else None
+    chips = {}
+    coords = list(_coordinates(block))
+    for index, coord in enumerate(coords):
+        host = index // per_host
+        server_id = f"host{host}"
+        if server_id not in design.items:
+            b.item(server_id, "server", platform.id, parent, name=f"Host {host}", x=160 * (host % 4), y=160 * (host // 4))
+        chip = b.item("chip" + "-".join(map(str, coord)), "accelerator", gpu, server_id,
+                      name="Chip " + ",".join(map(str, coord)), x=30 * (index % per_host), y=30)
+        chips[coord] = chip
+    for coord, chip in chips.items():
+        for axis, size in enumerate(block):
+            nxt = list(coord)
+            nxt[axis] += 1
+            if nxt[axis] < size:
+                b.link(chip, chips[tuple(nxt)], medium)
+            elif blocks == 1 and wrap and size > 2:
+                nxt[axis] = 0
+                b.link(chip, chips[tuple(nxt)], medium)
+            elif blocks > 1:
+                # The two faces of a block along this axis meet the neighbouring blocks through a
+                # circuit switch; each switch serves the same face position of every block.
+                first = list(coord)
+                first[axis] = 0
+                ocs = _circuit_switch(b, p, axis, coord, block)
+                b.link(chip, ocs, medium)
+                b.link(chips[tuple(first)], ocs, medium)
+    return design
+
+
+def _circuit_switch(b: Builder, p: dict, axis: int, coord: tuple, block: tuple) -> str:
+    """The switch serving one face position along one axis (4×4×4 blocks: 3 axes × 16 = 48)."""
+    face = [c for i, c in enumerate(coord) if i != axis]
+    per_axis = p["ocs_per_axis"] or math.prod(s for i, s in enumerate(block) if i != axis)
+    slot = _face_index(face, [s for i, s in enumerate(block) if i != axis]) % per_axis
+    item_id = f"ocs{axis}-{slot}"
+    if item_id not in b.design.items:
+        b.item(item_id, "switch", p["switch"], None, name=f"OCS {'xyz'[axis]}{slot}",
+               x=60 * (axis * per_axis + slot), y=-200)
+    return item_id
+
+
+def _face_index(face: list[int], sizes: list[int]) -> int:
+    index = 0
+    for c, s in zip(face, sizes):
+        index = index * s + c
+    return index
+
+
+def _coordinates(sizes: tuple[int, ...]):
+    import itertools
+
+    return itertools.product(*(range(s) for s in sizes))
+
+
+# --- PCIe memory fabric --------------------------------------------------------------------------
+
+def _build_pcie_fabric(p: dict, catalog: Catalog) -> Design:
+    gpu, gpus, _, _ = _platform_values(p, catalog)
+    switch = catalog[p["switch"]]
+    nodes = p["nodes"]
+    total = nodes * gpus
+    design = new_design(p["name"] or f"PCIe memory fabric, {total:,} × {catalog[gpu].name}",
+                        f"{nodes} × {catalog[p['platform']].name} with {gpus} accelerators each, "
+                        f"joined by {switch.name} in one memory domain.", "pcie-fabric", p)
+    b = Builder(design, catalog)
+    parent = b.group("nodes", nodes, None, name=f"{nodes} nodes") if nodes > 1 else None
+    server = b.server("node", p["platform"], parent, gpu=gpu, gpus=gpus, nic=p.get("nic"), nics=p.get("nics_per_node") or 0)
+    if nodes > 1:
+        node_switches = server["switches"]
+        if not node_switches:
+            raise TopologyError(f"pcie-fabric: platform '{p['platform']}' has no PCIe switches to join to the fabric")
+        medium = common_medium(catalog, switch, catalog[design.items[node_switches[0]].part], ("fabrex",))
+        ports = int(switch.number("ports"))
+        port_lanes = int(switch.number("port_lanes", 16))
+        used = max(ports_used(design, s, catalog) for s in node_switches)
+        uplinks = ports - used
+        if uplinks < 1:
+            raise TopologyError(f"pcie-fabric: the node's {switch.name} switches have no ports left for the fabric")
+        fabric = _tier_size(uplinks, math.ceil(nodes * len(node_switches) * uplinks / ports))
+        group = b.group("fabric", fabric, None, name=f"{fabric} fabric switches", y=-200)
+        top = b.item("fabric.sw", "switch", switch.id, group, name="Fabric switch")
+        for node_switch in node_switches:
+            b.link(node_switch, top, medium, port_lanes * (uplinks // fabric))
+    return design
+
+
+GENERATORS: dict[str, Generator] = {}
+
+
+def _register(name, summary, params, build):
+    GENERATORS[name] = Generator(name, summary, tuple(params), build)
+
+
+_register("server", "one server platform with its accelerators, NICs and scale-up fabric",
+          [_PLATFORM, _GPU, _GPN, _NIC, _NPN, _NAME], _build_server)
+_register("rail-fat-tree", "NVIDIA SuperPOD-style scalable units: GPU i of every server on leaf i, leaves to spines",
+          [_PLATFORM, _GPU, _NODES, _GPN, _NIC, _NPN, _SWITCH, _OVERSUB,
+           Param("nodes_per_su", int, 0, "servers per scalable unit (0: up to 32)", minimum=0, maximum=4096),
+           Param("tiers", int, 0, "switch tiers: 2, 3, or 0 to choose", minimum=0, maximum=3),
+           _RACK, _PER_RACK, _NAME], _build_rail_fat_tree)
+_register("fat-tree", "leaf–spine (2 tiers) or leaf–spine–core (3 tiers) fat tree, any oversubscription",
+          [_PLATFORM, _GPU, _NODES, _GPN, _NIC, _NPN, _SWITCH, _OVERSUB,
+           Param("tiers", int, 0, "switch tiers: 2, 3, or 0 to choose", minimum=0, maximum=3),
+           _RACK, _PER_RACK, _NAME], _build_fat_tree)
+_register("torus", "2D/3D torus or mesh of accelerators, optionally built from blocks joined by circuit switches",
+          [Param("platform", str, "tpu-v4-host", "host platform", part_kind="server"), _GPU,
+           Param("dims", str, "4x4x4", "torus size per dimension, e.g. 16x16x16"),
+           Param("block", str, "", "block size per dimension (default: the whole torus)"),
+           Param("gpus_per_node", int, 0, "chips per host (0: the platform's)", minimum=0, maximum=4096),
+           Param("wrap", int, 1, "1: wrap-around links (torus); 0: open mesh", minimum=0, maximum=1),
+           Param("switch", str, "tpu-ocs", "circuit switch joining blocks", part_kind="switch"),
+           Param("ocs_per_axis", int, 0, "circuit switches per axis (0: one per face position)", minimum=0, maximum=4096),
+           Param("nodes", int, 1, "unused by the torus (its size comes from dims)", minimum=1),
+           Param("nic", str, None, "unused", part_kind="nic"),
+           Param("nics_per_node", int, 0, "unused", minimum=0),
+           Param("oversubscription", float, 1.0, "unused", minimum=1.0),
+           _NAME], _build_torus)
+_register("pcie-fabric", "many accelerators behind PCIe switches in one memory domain (GigaIO FabreX style)",
+          [Param("platform", str, "supernode-32", "server platform", part_kind="server"), _GPU,
+           Param("nodes", int, 1, "number of fabric nodes", minimum=1, maximum=100_000), _GPN,
+           Param("switch", str, "fabrex-pcie5", "fabric switch joining the nodes", part_kind="switch"),
+           _NIC, Param("nics_per_node", int, 0, "scale-out NICs per node", minimum=0, maximum=64),
+           Param("oversubscription", float, 1.0, "unused: the fabric is non-blocking", minimum=1.0), _NAME],
+          _build_pcie_fabric)
+
+
+def generate(template: str, catalog: Catalog | None = None, **params) -> Design:
+    from designer.model.catalog import default_catalog
+
+    if template not in GENERATORS:
+        raise TopologyError(f"unknown template '{template}'; choose from {', '.join(GENERATORS)}")
+    return GENERATORS[template](catalog or default_catalog(), **params)
