@@ -64,10 +64,31 @@ def gui_catalog():
         shipped = catalog_module.load_catalog(include_user=False)
     except Exception:  # noqa: BLE001 - the shipped catalogue may be mid-edit
         shipped = None
-    needed = ("dgx-h100", "qm9700", "rack-48u", "h100-sxm", "cx7")
+    needed = ("dgx-h100", "qm9700", "rack-48u", "h100-sxm", "ib-ndr")
     if shipped is not None and all(p in shipped for p in needed):
         catalog_module.set_default_catalog(shipped)
         return shipped
     catalog = catalog_module.Catalog([catalog_module.parse_part(p, "fixture", i) for i, p in enumerate(FIXTURE_PARTS)])
     catalog_module.set_default_catalog(catalog)
     return catalog
+
+
+def write_big_design(path, servers: int = 870, catalog=None) -> int:
+    """A flat design of DGX H100 servers (23 items each: 870 servers = 20,010 items on the canvas)
+    in a grid, each server's NICs on a leaf switch. Returns the number of items."""
+    from designer.io.files import save_design
+    from designer.model.design import Design
+    from designer.topologies.base import Builder
+
+    catalog = catalog or gui_catalog()
+    design = Design(name=f"{servers} DGX H100 servers, flat", description="Stress test: every item drawn")
+    b = Builder(design, catalog)
+    leaves = []
+    for s in range(servers):
+        col, row = s % 30, s // 30
+        ids = b.server(f"n{s}", "dgx-h100", None, x=col * 640, y=row * 400)
+        if s % 30 == 0:
+            leaves.append(b.item(f"leaf{row}", "switch", "qm9700", None, name=f"Leaf {row}", x=-300, y=row * 400))
+        b.link(ids["nics"][0], leaves[-1], "ib-ndr")
+    save_design(design, path)
+    return len(design.items)

@@ -117,7 +117,7 @@ def test_lint_switch_port_oversubscription(catalog):
     d = small_design()
     d.update_item("nodes", count=80)  # 80 servers on one 64-port leaf, plus 32 uplinks
     findings = _messages(lint(d, catalog))
-    assert ("error", "leaf0", "leaf0 (NVIDIA Quantum-2 QM9700) has 112 links but only 64 ports") in [
+    assert ("error", "leaf0", "leaf0 (NVIDIA Quantum-2 QM9700) needs 112 ports for its links but has 64") in [
         (s, i, m.replace(catalog["qm9700"].name, "NVIDIA Quantum-2 QM9700")) for s, i, m in findings]
 
 

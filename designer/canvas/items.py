@@ -67,6 +67,9 @@ def elided(text: str, role: str, width: float) -> str:
     return out
 
 
+_NODE_FLAGS = QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
+
+
 class NodeItem(QGraphicsItem):
     """A design item. Leaves are fixed-size boxes; containers size themselves around their contents
     (the scene calls `fit_to_children`)."""
@@ -82,10 +85,9 @@ class NodeItem(QGraphicsItem):
         self.count = count
         self.container = kind in CONTAINER_KINDS
         self._rect = QRectF(0, 0, 160, 70) if self.container else QRectF(0, 0, LEAF_W, LEAF_H)
-        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
-        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsMovable)
-        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
-        self.setZValue(0 if self.container else 1)
+        self.setFlags(_NODE_FLAGS)
+        if not self.container:
+            self.setZValue(1)
 
     def type(self) -> int:  # noqa: A003 - Qt API
         return NodeItem.Type
@@ -165,16 +167,6 @@ class NodeItem(QGraphicsItem):
                 bottom = QRectF(inner.left(), inner.center().y(), inner.width(), inner.height() / 2)
                 painter.drawText(bottom, Qt.AlignmentFlag.AlignCenter, elided(self.part_name, "leafpart", inner.width()))
 
-    # --- reporting moves --------------------------------------------------------------------
-    def itemChange(self, change, value):
-        scene = self.scene()
-        if scene is not None and not getattr(scene, "syncing", True):
-            if change == QGraphicsItem.GraphicsItemChange.ItemPositionChange:
-                return scene.snap(value)
-            if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
-                scene.node_moved(self)
-        return super().itemChange(change, value)
-
 
 def utilization_colour(u: float) -> QColor:
     """Green (idle) → yellow → red (saturated)."""
@@ -189,7 +181,7 @@ def utilization_colour(u: float) -> QColor:
 TIER_COLOURS = {"scale-up": QColor("#7b1fa2"), "scale-out": QColor("#1565c0"), None: QColor("#78909c")}
 
 
-class LinkItem(QGraphicsLineItem):
+class LinkItem(QGraphicsItem):
     """A drawn link between two NodeItems; the scene updates its ends when they move."""
 
     Type = QGraphicsItem.UserType + 2
@@ -201,9 +193,12 @@ class LinkItem(QGraphicsLineItem):
         self.bottleneck = False
         self.tier: str | None = None
         self.lanes = 1
-        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
+        self._line = QLineF()
+        self._shape = None
+        self._bounds = QRectF()
+        self._pen = QPen()
+        self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(5)
-        self.restyle()
 
     def type(self) -> int:  # noqa: A003
         return LinkItem.Type
@@ -220,29 +215,45 @@ class LinkItem(QGraphicsLineItem):
         pen = QPen(colour, width)
         pen.setCosmetic(True)
         pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-        if self.bottleneck:
-            pen.setStyle(Qt.PenStyle.SolidLine)
-        self.setPen(pen)
+        self._pen = pen
         self.setZValue(6 if self.bottleneck else 5)
+        self.update()
+
+    def pen(self) -> QPen:
+        return self._pen
+
+    def set_line(self, line: QLineF) -> None:
+        self.prepareGeometryChange()
+        self._line = line
+        self._shape = None
+        x1, y1, x2, y2 = line.x1(), line.y1(), line.x2(), line.y2()
+        self._bounds = QRectF(min(x1, x2) - 4, min(y1, y2) - 4, abs(x2 - x1) + 8, abs(y2 - y1) + 8)
+
+    def line(self) -> QLineF:
+        return self._line
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
 
     def shape(self) -> QPainterPath:
-        path = QPainterPath()
-        line = self.line()
-        path.moveTo(line.p1())
-        path.lineTo(line.p2())
-        stroker = QPainterPathStroker()
-        stroker.setWidth(6)
-        return stroker.createStroke(path)
+        if self._shape is None:
+            path = QPainterPath()
+            path.moveTo(self._line.p1())
+            path.lineTo(self._line.p2())
+            stroker = QPainterPathStroker()
+            stroker.setWidth(6)
+            self._shape = stroker.createStroke(path)
+        return self._shape
 
     def paint(self, painter, option, widget=None) -> None:
         if option.state & QStyle.StateFlag.State_Selected:
             pen = QPen(QColor("#ff6d00"), self.pen().widthF() + 2.5)
             pen.setCosmetic(True)
             painter.setPen(pen)
-            painter.drawLine(self.line())
+            painter.drawLine(self._line)
             return
-        painter.setPen(self.pen())
-        painter.drawLine(self.line())
+        painter.setPen(self._pen)
+        painter.drawLine(self._line)
 
 
 def clip_to_rect(inside: QPointF, outside: QPointF, rect: QRectF) -> QPointF:

@@ -49,20 +49,25 @@ class _Reader:
     def fail(self, json_path: str, problem: str):
         raise DesignFileError(self.path, json_path, problem)
 
-    def field(self, obj: dict, key: str, where: str, kind: type | tuple, *, required=True, default=None):
+    def field(self, obj: dict, key: str, where: str, kind: str, *, required=True, default=None):
+        """obj[key], checked to be of `kind`: "text", "whole number", "number", "object" or "list"."""
         if key not in obj:
             if required:
                 self.fail(where, f"missing field '{key}'")
             return default
         value = obj[key]
-        ok = isinstance(value, kind) and not (isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)))
-        if not ok:
-            expected = {str: "a text", int: "a whole number", dict: "an object", list: "a list"}.get(kind, "a number") \
-                if not isinstance(kind, tuple) else "a number"
-            self.fail(f"{where}.{key}", f"expected {expected}, found {_type_name(value)}")
-        if isinstance(value, float) and value != value:
-            self.fail(f"{where}.{key}", "expected a number, found NaN")
+        if not _CHECKS[kind](value):
+            self.fail(f"{where}.{key}", f"expected {'an' if kind[0] in 'o' else 'a'} {kind}, found {_type_name(value)}")
         return value
+
+
+_CHECKS = {
+    "text": lambda v: isinstance(v, str),
+    "whole number": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) < 1e12,
+    "object": lambda v: isinstance(v, dict),
+    "list": lambda v: isinstance(v, list),
+}
 
 
 def design_from_document(document: Any, catalog: Catalog | None = None, path=None) -> Design:
@@ -82,11 +87,11 @@ def design_from_document(document: Any, catalog: Catalog | None = None, path=Non
         document = MIGRATIONS[version](document)
         version += 1
 
-    name = read.field(document, "name", "$", str, required=False, default="Untitled")
-    description = read.field(document, "description", "$", str, required=False, default="")
-    settings = read.field(document, "settings", "$", dict, required=False, default={})
-    raw_items = read.field(document, "items", "$", list)
-    raw_links = read.field(document, "links", "$", list, required=False, default=[])
+    name = read.field(document, "name", "$", "text", required=False, default="Untitled")
+    description = read.field(document, "description", "$", "text", required=False, default="")
+    settings = read.field(document, "settings", "$", "object", required=False, default={})
+    raw_items = read.field(document, "items", "$", "list")
+    raw_links = read.field(document, "links", "$", "list", required=False, default=[])
     if len(raw_items) > MAX_ITEMS:
         read.fail("$.items", f"{len(raw_items):,} items is above the limit of {MAX_ITEMS:,}")
     if len(raw_links) > MAX_LINKS:
@@ -98,29 +103,29 @@ def design_from_document(document: Any, catalog: Catalog | None = None, path=Non
         where = f"$.items[{index}]"
         if not isinstance(raw, dict):
             read.fail(where, f"expected an object, found {_type_name(raw)}")
-        item_id = read.field(raw, "id", where, str)
+        item_id = read.field(raw, "id", where, "text")
         if item_id in seen:
             read.fail(f"{where}.id", f"id '{item_id}' is used twice (also at {seen[item_id]})")
         seen[item_id] = where
-        kind = read.field(raw, "kind", where, str)
+        kind = read.field(raw, "kind", where, "text")
         if kind not in ITEM_KINDS:
             read.fail(f"{where}.kind", f"unknown kind '{kind}'; expected one of {', '.join(ITEM_KINDS)}")
-        part = read.field(raw, "part", where, str, required=False)
+        part = read.field(raw, "part", where, "text", required=False)
         if part is not None:
             known = catalog.get(part)
             if known is None:
                 read.fail(f"{where}.part", f"unknown part '{part}' (not in the catalogue)")
             if known.kind != kind:
                 read.fail(f"{where}.part", f"part '{part}' is a {known.kind}, but the item is a {kind}")
-        count = read.field(raw, "count", where, int, required=False, default=1)
+        count = read.field(raw, "count", where, "whole number", required=False, default=1)
         if count < 1 or count > MAX_GROUP_COUNT:
             read.fail(f"{where}.count", f"count {count:,} is outside 1 to {MAX_GROUP_COUNT:,}")
         items.append((where, Item(
             id=item_id, kind=kind, part=part,
-            name=read.field(raw, "name", where, str, required=False, default=""),
-            parent=read.field(raw, "parent", where, str, required=False),
-            x=float(read.field(raw, "x", where, (int, float), required=False, default=0.0)),
-            y=float(read.field(raw, "y", where, (int, float), required=False, default=0.0)),
+            name=read.field(raw, "name", where, "text", required=False, default=""),
+            parent=read.field(raw, "parent", where, "text", required=False),
+            x=float(read.field(raw, "x", where, "number", required=False, default=0.0)),
+            y=float(read.field(raw, "y", where, "number", required=False, default=0.0)),
             count=count)))
 
     design = Design(name=name, description=description, settings=settings)
@@ -146,11 +151,11 @@ def design_from_document(document: Any, catalog: Catalog | None = None, path=Non
         if not isinstance(raw, dict):
             read.fail(where, f"expected an object, found {_type_name(raw)}")
         link = Link(
-            id=read.field(raw, "id", where, str),
-            a=read.field(raw, "a", where, str),
-            b=read.field(raw, "b", where, str),
-            medium=read.field(raw, "medium", where, str),
-            lanes=read.field(raw, "lanes", where, int, required=False, default=1))
+            id=read.field(raw, "id", where, "text"),
+            a=read.field(raw, "a", where, "text"),
+            b=read.field(raw, "b", where, "text"),
+            medium=read.field(raw, "medium", where, "text"),
+            lanes=read.field(raw, "lanes", where, "whole number", required=False, default=1))
         for end in ("a", "b"):
             if getattr(link, end) not in design.items:
                 read.fail(f"{where}.{end}", f"link end '{getattr(link, end)}' is not an item of this design (dangling link)")

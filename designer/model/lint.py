@@ -94,7 +94,7 @@ def _switch_ports(design: Design, catalog: Catalog) -> list[Finding]:
             links = by_item.get(item.id, [])
         used = ports_used(design, item.id, catalog, links)
         if used > ports:
-            out.append(Finding(ERROR, item.id, f"{item.label} ({part.name}) has {used} links but only {ports} ports"))
+            out.append(Finding(ERROR, item.id, f"{item.label} ({part.name}) needs {used} ports for its links but has {ports}"))
     return out
 
 

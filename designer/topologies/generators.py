@@ -83,51 +83,132 @@ def _build_rail_fat_tree(p: dict, catalog: Catalog) -> Design:
     switch = catalog[p["switch"]]
     nodes, per_su = p["nodes"], p["nodes_per_su"] or min(p["nodes"], 32)
     sus, remainder = divmod(nodes, per_su)
-    if remainder:
-        raise TopologyError(f"rail-fat-tree: parameter 'nodes' ({nodes}) must be a multiple of 'nodes_per_su' ({per_su})")
     ports, oversub = int(switch.number("ports")), p["oversubscription"]
     up = math.ceil(per_su / oversub)
     if per_su + up > ports:
         raise TopologyError(f"rail-fat-tree: parameter 'nodes_per_su' ({per_su}) is too large for {switch.name}: "
                             f"a leaf needs {per_su} downlinks + {up} uplinks but has {ports} ports")
     total = nodes * gpus
+    units = sus + (1 if remainder else 0)
+    description = (f"{sus} scalable units of {per_su} {catalog[p['platform']].name}"
+                   + (f" and one partial unit of {remainder}" if remainder else "")
+                   + f"; GPU i of every server on leaf i of its unit; {oversub:g}:1 at the leaves.")
     design = new_design(p["name"] or f"Rail-optimized fat tree, {total:,} × {catalog[gpu].name}",
-                        f"{sus} scalable units of {per_su} {catalog[p['platform']].name}; GPU i of every server "
-                        f"on leaf i of its unit; {oversub:g}:1 at the leaves.", "rail-fat-tree", p)
+                        description, "rail-fat-tree", p)
     b = Builder(design, catalog)
     nic_part = catalog[nic]
     medium = common_medium(catalog, nic_part, switch, ("infiniband", "ethernet", "efa"))
-    su = b.group("su", sus, None, name=f"{sus} scalable units") if sus > 1 else None
-    server = _racked_servers(b, p, su, "su.", per_su)
-    leaves = []
-    for r in range(nics):
-        leaf = b.item(f"su.leaf{r}", "switch", switch.id, su, name=f"Rail {r} leaf", x=80 * r, y=0)
-        b.link(server["nics"][r], leaf, medium)
-        leaves.append(leaf)
-    two_tier_spines = math.ceil(sus * nics * up / ports)
+    two_tier_spines = math.ceil(units * nics * up / ports)
     tiers = p["tiers"] or (2 if two_tier_spines <= up else 3)
+    if tiers == 3 and not remainder:
+        try:
+            _unit_core_sizes(sus, nics, up, ports)
+        except TopologyError:
+            # Too many units for every core to reach each one: rail-aligned pods (below).
+            return _rail_pod_tree(b, p, sus, per_su, nics, up, ports, switch.id, medium)
+
+    def unit(group_id: str, count: int, size: int, x: float) -> list[str]:
+        parent = b.group(group_id, count, None, name=f"{count} scalable units" if count > 1
+                         else f"Partial unit of {size} servers", x=x) if count > 1 or group_id != "su" else None
+        server = _racked_servers(b, p, parent, f"{group_id}.", size)
+        leaves = []
+        for r in range(nics):
+            leaf = b.item(f"{group_id}.leaf{r}", "switch", switch.id, parent, name=f"Rail {r} leaf", x=80 * r, y=0)
+            b.link(server["nics"][r], leaf, medium)
+            leaves.append(leaf)
+        return leaves
+
+    full = unit("su", sus, per_su, 0) if sus else []
+    partial = unit("sux", 1, remainder, 900) if remainder else []
+    # A partial unit's leaves carry as many uplinks as its servers need (at the same oversubscription).
+    up_partial = math.ceil(remainder / oversub) if remainder else 0
     if tiers == 2:
         spines = _tier_size(up, two_tier_spines)
         group = b.group("spines", spines, None, name=f"{spines} spines", y=-200)
         spine = b.item("spines.sw", "switch", switch.id, group, name="Spine")
-        for leaf in leaves:
+        for leaf in full:
             b.link(leaf, spine, medium, up // spines)
+        for leaf in partial:
+            b.link(leaf, spine, medium, max(1, math.ceil(up_partial / spines)))
         return design
     # Three tiers: spines inside each unit, and core group g above spine g of every unit.
+    spines_per_su, spine_up, cores = _unit_core_sizes(units, nics, up, ports)
+    for s in range(spines_per_su):
+        group = b.group(f"core{s}", cores, None, name=f"Core group {s}", x=80 * s, y=-260)
+        core = b.item(f"core{s}.sw", "switch", switch.id, group, name=f"Core {s}")
+        for prefix, leaves, lanes in (("su", full, up // spines_per_su),
+                                      ("sux", partial, max(1, math.ceil(up_partial / spines_per_su)))):
+            if not leaves:
+                continue
+            parent = design.items[leaves[0]].parent
+            spine = b.item(f"{prefix}.spine{s}", "switch", switch.id, parent, name=f"Spine {s}", x=80 * s, y=-120)
+            for leaf in leaves:
+                b.link(leaf, spine, medium, lanes)
+            up_links = spine_up // cores if prefix == "su" else max(1, math.ceil(nics * lanes / cores))
+            b.link(spine, core, medium, up_links)
+    return design
+
+
+def _unit_core_sizes(units: int, nics: int, up: int, ports: int) -> tuple[int, int, int]:
+    """Three tiers with spines inside each unit: (spines per unit, uplinks per spine, cores per group)."""
     half = ports // 2
     spines_per_su = _tier_size(up, math.ceil(nics * up / half))
     spine_down = nics * up // spines_per_su
-    spine_up = math.ceil(spine_down / 1)
+    spine_up = spine_down
     if spine_down + spine_up > ports:
         spine_up = ports - spine_down
-    cores = _tier_size(spine_up, math.ceil(sus * spine_up / ports))
-    for s in range(spines_per_su):
-        spine = b.item(f"su.spine{s}", "switch", switch.id, su, name=f"Spine {s}", x=80 * s, y=-120)
-        for leaf in leaves:
-            b.link(leaf, spine, medium, up // spines_per_su)
-        group = b.group(f"core{s}", cores, None, name=f"Core group {s}", x=80 * s, y=-260)
-        core = b.item(f"core{s}.sw", "switch", switch.id, group, name=f"Core {s}")
-        b.link(spine, core, medium, spine_up // cores)
+    cores = _tier_size(spine_up, math.ceil(units * spine_up / ports))
+    return spines_per_su, spine_up, cores
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _rail_pod_tree(b: Builder, p: dict, sus: int, per_su: int, nics: int, up: int, ports: int,
+                   switch_id: str, medium: str) -> Design:
+    """A three-tier rail-optimized Clos for more units than a core switch has ports.
+
+    Leaf r of `pod_sus` neighbouring units forms the pod of rail r with its own spines; spine j of
+    every pod meets core group j (the k-ary fat tree, with pods aligned to rails). Chooses the pod
+    size, spines per pod and cores per group that use the fewest switches without oversubscribing
+    the spine or core tier."""
+    best = None
+    for pod_sus in _divisors(sus):
+        for spines in _divisors(up):
+            down = pod_sus * (up // spines)
+            if 2 * down > ports:
+                continue
+            pods = nics * (sus // pod_sus)
+            cores = next((c for c in _divisors(down) if pods * (down // c) <= ports), None)
+            if cores is None:
+                continue
+            switches = pods * spines + spines * cores
+            key = (switches, nics * spines + 2 * spines)
+            if best is None or key < best[0]:
+                best = (key, pod_sus, spines, cores, down)
+    if best is None:
+        raise TopologyError(f"rail-fat-tree: {sus} scalable units of {per_su} do not fit a three-tier fabric of "
+                            f"{ports}-port switches; use a switch with more ports, other 'nodes_per_su' or oversubscription")
+    _, pod_sus, spines, cores, down = best
+    blocks = sus // pod_sus
+    design = b.design
+    design.description += (f" Three tiers in rail pods: leaf r of {pod_sus} units is pod r of its block with "
+                           f"{spines} spines; spine j of all {nics * blocks} pods meets core group j.")
+    block = b.group("blk", blocks, None, name=f"{blocks} blocks of {pod_sus} units") if blocks > 1 else None
+    su = b.group("su", pod_sus, block, name=f"{pod_sus} scalable units") if pod_sus > 1 else block
+    server = _racked_servers(b, p, su, "su.", per_su)
+    for j in range(spines):
+        group = b.group(f"core{j}", cores, None, name=f"Core group {j}", x=60 * j, y=-300)
+        b.item(f"core{j}.sw", "switch", switch_id, group, name=f"Core {j}")
+    for r in range(nics):
+        leaf = b.item(f"su.leaf{r}", "switch", switch_id, su, name=f"Rail {r} leaf", x=80 * r, y=0)
+        b.link(server["nics"][r], leaf, medium)
+        for j in range(spines):
+            spine = b.item(f"blk.spine{r}-{j}", "switch", switch_id, block, name=f"Rail {r} spine {j}",
+                           x=80 * r + 4 * j, y=-150)
+            b.link(leaf, spine, medium, up // spines)
+            b.link(spine, f"core{j}.sw", medium, down // cores)
     return design
 
 

@@ -118,6 +118,13 @@ def _bytes(value: float) -> str:
     return f"{value:.0f} B"
 
 
+def _count(value: float) -> str:
+    for factor, word in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million")):
+        if value >= factor:
+            return f"{value / factor:,.3g} {word}"
+    return f"{value:,.0f}"
+
+
 def _duration(seconds: float) -> str:
     if seconds >= 86400:
         return f"{seconds / 86400:,.1f} days"
@@ -173,6 +180,14 @@ def _legend(plot: pg.PlotItem, offset=(-10, 10)) -> pg.LegendItem:
     return legend
 
 
+def _outside_legend(view: pg.GraphicsLayoutWidget, row: int, columns: int) -> pg.LegendItem:
+    """A legend in its own layout row under a plot, so it never hides the bars."""
+    legend = pg.LegendItem(offset=None, labelTextSize="9.5pt", colCount=columns, horSpacing=18)
+    view.ci.addItem(legend, row=row, col=0)
+    view.ci.layout.setAlignment(legend, Qt.AlignmentFlag.AlignHCenter)
+    return legend
+
+
 class _Placeholder(QStackedWidget):
     """Shows its content, or a centred grey message when the section is not computed."""
 
@@ -213,7 +228,7 @@ class ResultsPanel(QWidget):
         self._result: Any = None
         self._updating_workload = False
         self._collective_rows: list[Mapping] = []
-        self._utilization_rows: list[tuple[str, str, float]] = []
+        self._utilization_rows: list[tuple] = []
         self._curves: dict[str, dict[str, pg.PlotDataItem]] = {"time": {}, "busbw": {}, "utilization": {}}
         self._bars: dict[str, dict[str, pg.BarGraphItem]] = {"training": {}, "gpu": {}}
 
@@ -291,11 +306,12 @@ class ResultsPanel(QWidget):
             view.resize(640, 480)
             size = view.size()
         image = QImage(int(size.width() * scale), int(size.height() * scale), QImage.Format.Format_ARGB32)
+        image.setDevicePixelRatio(scale)
         image.fill(QColor("white"))
         painter = QPainter(image)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
-        view.scene().render(painter, QRectF(0, 0, image.width(), image.height()), view.sceneRect())
+        view.render(painter, QRectF(0, 0, size.width(), size.height()), view.viewport().rect())
         painter.end()
         if not image.save(str(path), "PNG"):
             raise OSError(f"could not write {path}")
@@ -417,7 +433,9 @@ class ResultsPanel(QWidget):
         _label(self.busbw_plot, "bottom", "Message size", "B")
         _label(self.busbw_plot, "left", "Bus bandwidth", "GB/s")
         self.busbw_plot.setXLink(self.time_plot)
-        self.time_legend = _legend(self.time_plot, offset=(10, 10))
+        # One legend serves both plots (same colours), top left of the busbw plot: small messages never
+        # reach a high bus bandwidth, so that corner is always empty.
+        self.time_legend = None
         self.busbw_legend = _legend(self.busbw_plot, offset=(10, 10))
         self.collectives_view = view
         v.addWidget(view, 1)
@@ -444,8 +462,7 @@ class ResultsPanel(QWidget):
                 color = ALGORITHM_COLORS.get(algorithm, PALETTE[n % len(PALETTE)])
                 item = pg.PlotDataItem(name=algorithm, pen=pg.mkPen(color, width=2), symbol="o", symbolSize=5,
                                        symbolBrush=color, symbolPen=None)
-            plot.addItem(item)
-            legend.addItem(item, item.name())
+            plot.addItem(item)  # a named item joins the plot's legend by itself
             curves[algorithm] = item
         return item
 
@@ -523,7 +540,8 @@ class ResultsPanel(QWidget):
                     item.setPen(pg.mkPen(color, width=3.5 if emphasised else 1.6,
                                          style=Qt.PenStyle.SolidLine if emphasised else Qt.PenStyle.DashLine))
                     item.setSymbolSize(7 if emphasised else 4)
-                    label = self._legend_for(plot_key).getLabel(item)
+                    legend = self._legend_for(plot_key)
+                    label = legend.getLabel(item) if legend is not None else None
                     if label is not None:
                         label.setText(f"{alg} (chosen)" if emphasised else alg, size="9.5pt",
                                       bold=emphasised)
@@ -531,11 +549,14 @@ class ResultsPanel(QWidget):
             for alg, item in self._curves[plot_key].items():
                 if alg not in seen:
                     item.setData([], [])
+        who = f"{op}, {ranks:,} ranks" if isinstance(ranks, int) else op
+        self.time_plot.setTitle(f"Time: {who}", **TITLE_STYLE)
+        self.busbw_plot.setTitle(f"Bus bandwidth: {who}", **TITLE_STYLE)
         self.time_plot.enableAutoRange()
         self.busbw_plot.enableAutoRange()
         self.collectives_info.setText(self._collective_caption(op, by_alg, chosen_by_size))
 
-    def _legend_for(self, plot_key: str) -> pg.LegendItem:
+    def _legend_for(self, plot_key: str) -> pg.LegendItem | None:
         return self.time_legend if plot_key == "time" else self.busbw_legend
 
     def _collective_caption(self, op: str, by_alg: dict, chosen_by_size: dict) -> str:
@@ -609,13 +630,11 @@ class ResultsPanel(QWidget):
         _label(self.gpu_plot, "bottom", "Share of the step", "%")
         self.gpu_plot.getAxis("left").setTicks([[(0, "GPU")]])
         self.gpu_plot.setXRange(0, 100, padding=0.01)
-        self.gpu_plot.setYRange(-0.6, 0.6, padding=0)
+        self.gpu_plot.setYRange(-0.5, 0.5, padding=0)
         self.gpu_plot.setMouseEnabled(x=False, y=False)
-        self.gpu_legend = _legend(self.gpu_plot, offset=(-10, 2))
-        self.gpu_legend.setColumnCount(3)
+        self.gpu_legend = _outside_legend(view, row=2, columns=3)
         for key, label, color in GPU_PARTS:
-            bar = pg.BarGraphItem(x0=[0], y=[0], height=[0.6], width=[0], brush=color, pen=pg.mkPen("w", width=1),
-                                  name=label)
+            bar = pg.BarGraphItem(x0=[0], y=[0], height=[0.7], width=[0], brush=color, pen=pg.mkPen("w", width=1))
             self.gpu_plot.addItem(bar)
             self.gpu_legend.addItem(bar, label)
             self._bars["gpu"][key] = bar
@@ -640,7 +659,7 @@ class ResultsPanel(QWidget):
             self._blank_utilization()
             self.utilization_page.show_message("Utilization not computed")
             return
-        phases = sorted({p for p, _, _ in rows})
+        phases = sorted({r[0] for r in rows})
         labels = (["all phases (busiest)"] if len(phases) > 1 else []) + phases
         current = self.phase_combo.currentText()
         self.phase_combo.blockSignals(True)
@@ -665,50 +684,51 @@ class ResultsPanel(QWidget):
         if item is None:
             n = len(self._curves["utilization"])
             color = TIER_COLORS.get(tier, PALETTE[(n + 2) % len(PALETTE)])
-            item = pg.PlotDataItem(name=tier, pen=pg.mkPen(color, width=2.5),
-                                   fillLevel=0, fillBrush=pg.mkBrush(QColor(color).red(), QColor(color).green(),
-                                                                     QColor(color).blue(), 40))
+            item = pg.PlotDataItem(name=tier, pen=pg.mkPen(color, width=2.5))
             self.link_plot.addItem(item)
-            self.link_legend.addItem(item, tier)
             self._curves["utilization"][tier] = item
         return item
 
     def _draw_utilization(self) -> None:
         phase = self.phase_combo.currentText()
         rows = self._utilization_rows
-        if phase and not phase.startswith("all phases"):
+        busiest = phase.startswith("all phases")
+        if phase and not busiest:
             rows = [r for r in rows if r[0] == phase]
-        by_tier: dict[str, list[float]] = {}
-        if phase.startswith("all phases"):
-            # A link's busiest phase: the engine lists links per phase, keep the max per (tier, index).
-            per_phase: dict[str, dict[str, list[float]]] = {}
-            for p, tier, u in rows:
-                per_phase.setdefault(tier, {}).setdefault(p, []).append(u)
-            for tier, phases in per_phase.items():
-                arrays = [np.sort(np.asarray(v))[::-1] for v in phases.values()]
-                width = max(len(a) for a in arrays)
-                stacked = np.zeros(width)
-                for a in arrays:
-                    stacked[: len(a)] = np.maximum(stacked[: len(a)], a)
-                by_tier[tier] = list(stacked)
-        else:
-            for _, tier, u in rows:
-                by_tier.setdefault(tier, []).append(u)
+        if busiest:
+            # Each link at its busiest phase (links named by id; unnamed records are kept as they are).
+            best: dict[tuple, tuple] = {}
+            for i, r in enumerate(rows):
+                key = (r[1], r[4]) if r[4] is not None else (r[1], None, i)
+                if key not in best or r[2] > best[key][2]:
+                    best[key] = r
+            rows = list(best.values())
+        by_tier: dict[str, tuple[list[float], list[float]]] = {}
+        for _, tier, u, w, _ in rows:
+            us, ws = by_tier.setdefault(tier, ([], []))
+            us.append(u)
+            ws.append(w)
         info = []
-        for tier, values in by_tier.items():
-            y = np.sort(np.asarray(values, float))[::-1]
-            n = len(y)
-            # Step-shaped: each link owns an equal slice of the x axis.
-            x = np.repeat(np.arange(n + 1) * 100.0 / n, 2)[1:-1] if n else np.array([])
-            yy = np.repeat(y, 2) if n else np.array([])
-            self._tier_curve(tier).setData(x, yy)
-            if n:
-                info.append(f"<b>{tier}</b>: {n:,} links, max {y[0]:.0f} %, median {np.median(y):.0f} %, "
-                            f"mean {y.mean():.0f} %")
+        top = 0.0
+        for tier, (us, ws) in by_tier.items():
+            u, w = np.asarray(us, float), np.asarray(ws, float)
+            order = np.argsort(-u, kind="stable")
+            u, w = u[order], w[order]
+            total = w.sum()
+            if len(u) == 0 or total <= 0:
+                self._tier_curve(tier).setData([], [])
+                continue
+            # Step-shaped: each link (times its copies) owns its share of the x axis.
+            edges = np.concatenate([[0.0], np.cumsum(w)]) * 100.0 / total
+            self._tier_curve(tier).setData(np.repeat(edges, 2)[1:-1], np.repeat(u, 2))
+            top = max(top, float(u[0]))
+            cum = np.cumsum(w)
+            median = float(u[np.searchsorted(cum, total / 2)])
+            info.append(f"<b>{tier}</b>: {total:,.0f} links, max {u[0]:.0f} %, median {median:.0f} %, "
+                        f"mean {np.average(u, weights=w):.0f} %")
         for tier, item in self._curves["utilization"].items():
             if tier not in by_tier:
                 item.setData([], [])
-        top = max([v for vals in by_tier.values() for v in vals] or [0])
         self.link_plot.setYRange(0, max(100.0, top * 1.05), padding=0.02)
         gpu = getattr(self, "_gpu_breakdown", None)
         x0 = 0.0
@@ -778,20 +798,19 @@ class ResultsPanel(QWidget):
         _style_plot(self.step_plot, "Training step breakdown")
         _label(self.step_plot, "bottom", "Time per step", "s", auto_si=True)
         self.step_plot.getAxis("left").setTicks([[(0, "step")]])
-        self.step_plot.setYRange(-0.7, 1.1, padding=0)
+        self.step_plot.setYRange(-0.5, 0.5, padding=0)
         self.step_plot.setMouseEnabled(x=False, y=False)
-        self.step_legend = _legend(self.step_plot, offset=(-10, 4))
-        self.step_legend.setColumnCount(3)
+        self.step_legend = _outside_legend(view, row=1, columns=3)
         for key, label, color in STEP_PARTS:
-            bar = pg.BarGraphItem(x0=[0], y=[0], height=[0.7], width=[0], brush=color, pen=pg.mkPen("w", width=1),
-                                  name=label)
+            bar = pg.BarGraphItem(x0=[0], y=[0], height=[0.7], width=[0], brush=color, pen=pg.mkPen("w", width=1))
             self.step_plot.addItem(bar)
             self.step_legend.addItem(bar, label)
             self._bars["training"][key] = bar
-        view.setMinimumHeight(190)
+        view.setMinimumHeight(240)
+        view.setMaximumHeight(320)
         self.training_view = view
         self.training_plot_page = _Placeholder(view)
-        v.addWidget(self.training_plot_page, 1)
+        v.addWidget(self.training_plot_page)
 
         figures = QWidget()
         form = QFormLayout(figures)
@@ -808,6 +827,7 @@ class ResultsPanel(QWidget):
             form.addRow(text + ":", label)
             self.training_labels[key] = label
         v.addWidget(figures)
+        v.addStretch(1)
         self.training_page = page
         self.tabs.addTab(page, "Training")
 
@@ -835,7 +855,7 @@ class ResultsPanel(QWidget):
             self._bars["training"][key].setOpts(x0=[x0], width=[max(0.0, value)])
             x0 += max(0.0, value)
             total += max(0.0, value)
-        self.step_plot.setXRange(0, max(total, 1e-9) * 1.02, padding=0)
+        self.step_plot.setXRange(0, max(total, 1e-9) * 1.02, padding=0.01)
         if fits is False and total == 0:
             self.training_plot_page.show_message("The plan does not fit in memory: not timed.\n"
                                                  + str(t.get("reason") or t.get("why") or ""))
@@ -852,7 +872,7 @@ class ResultsPanel(QWidget):
         L["tokens_per_s"].setText(f"{format_value(float(round(tok)))} tokens/s" if tok is not None else NOT_COMPUTED)
         days = _num(t.get("days"))
         tokens = _num(t.get("tokens"))
-        L["days"].setText((f"{days:,.1f} days" + (f" for {tokens / 1e12:.3g} T tokens" if tokens else ""))
+        L["days"].setText((f"{days:,.1f} days" + (f" for {_count(tokens)} tokens" if tokens else ""))
                           if days is not None else NOT_COMPUTED)
         L["memory_per_gpu_gb"].setText(_memory_text(t.get("memory_per_gpu_gb"), t.get("memory_capacity_gb")))
         if fits is None:
@@ -982,31 +1002,49 @@ def _as_percent(values: np.ndarray, key: str) -> np.ndarray:
     return values * 100.0
 
 
-def _link_records(node: Any, phase: str) -> list[tuple[str, str, float]]:
-    """(phase, tier, %) from link records: a list of {tier, utilization[, phase]} mappings, or
-    columnar {tier: [...], utilization: [...][, phase: [...]]}."""
-    out: list[tuple[str, str, float]] = []
+_WEIGHT_KEYS = ("count", "copies", "instances", "multiplicity")
+_ID_KEYS = ("link", "id", "link_id")
+LinkRow = tuple  # (phase, tier, utilization %, weight, link id or None)
+
+
+def _column(node: Mapping, keys: Sequence[str], n: int, default: Any) -> list:
+    key = next((k for k in keys if k in node), None)
+    value = node[key] if key is not None else default
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return list(value)
+    return [value] * n
+
+
+def _link_records(node: Any, phase: str) -> list[LinkRow]:
+    """Link rows from records: a list of {tier, utilization[, phase, count, link]} mappings, or
+    columnar {tier: [...], utilization: [...], ...}. `count` (copies of a replicated link) weights
+    the link in the distribution; utilization is a fraction unless its key ends in _pct/percent."""
+    out: list[LinkRow] = []
     if isinstance(node, Mapping):
         key = next((k for k in _UTIL_KEYS if k in node), None)
-        tiers = node.get("tier", node.get("tiers"))
-        if key is None or tiers is None:
+        if key is None or ("tier" not in node and "tiers" not in node):
             return out
-        values, phases = node[key], node.get("phase", phase)
-        if isinstance(values, (list, tuple, np.ndarray)):
-            vals = _as_percent(np.asarray(values, float), key)
-            tiers = [tiers] * len(vals) if isinstance(tiers, str) else list(tiers)
-            phases = [phases] * len(vals) if isinstance(phases, str) or phases is None else list(phases)
-            out.extend((str(p or phase), str(t), float(u)) for p, t, u in zip(phases, tiers, vals) if math.isfinite(u))
-        elif _num(values) is not None:
-            out.append((str(phases or phase), str(tiers), float(_as_percent(np.asarray([_num(values)]), key)[0])))
+        values = node[key]
+        vals = np.atleast_1d(np.asarray(values if isinstance(values, (list, tuple, np.ndarray)) else [_num(values)],
+                                        float))
+        vals = _as_percent(vals, key)
+        n = len(vals)
+        tiers = _column(node, ("tier", "tiers"), n, "?")
+        phases = _column(node, ("phase",), n, phase)
+        weights = _column(node, _WEIGHT_KEYS, n, 1)
+        ids = _column(node, _ID_KEYS, n, None)
+        for p, t, u, w, i in zip(phases, tiers, vals, weights, ids):
+            w = _num(w)
+            if math.isfinite(u) and w is not None and w > 0:
+                out.append((str(p or phase), str(t), float(u), w, None if i is None else str(i)))
     elif isinstance(node, (list, tuple)):
         for child in node:
             out.extend(_link_records(child, phase))
     return out
 
 
-def _link_utilization_rows(section: Any) -> list[tuple[str, str, float]]:
-    """(phase, tier, utilization %) for every link in every communication phase. Accepts
+def _link_utilization_rows(section: Any) -> list[LinkRow]:
+    """(phase, tier, utilization %, weight, link id) for every link in every phase. Accepts
     `utilization.links` (records, each may name its `phase`) and `utilization.phases` (a list of
     {phase, links} or a mapping phase → links)."""
     if isinstance(section, (list, tuple)):

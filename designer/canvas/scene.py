@@ -1,0 +1,545 @@
+"""The scene mirrors the document: it creates, updates and removes only the graphics items a
+change names, and turns finished gestures (a drag, a drop, a link drawn) into document edits."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Callable
+
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtWidgets import QGraphicsScene
+
+from designer.canvas.items import GRID, LEAF_H, LEAF_W, LinkItem, NodeItem, link_line
+from designer.document.document import Change, Document
+from designer.model.design import ALLOWED_PARENTS, Design, Item
+from designer.topologies.base import Builder, TopologyError
+
+PART_MIME = "application/x-cluster-designer-part"
+
+
+class DesignScene(QGraphicsScene):
+    message = Signal(str)  # for the status bar
+
+    def __init__(self, document: Document, parent=None):
+        super().__init__(parent)
+        self.syncing = True
+        self.document = document
+        self.nodes: dict[str, NodeItem] = {}
+        self.link_items: dict[str, LinkItem] = {}
+        self.links_by_item: dict[str, set[str]] = {}
+        self.snap_enabled = True
+        self._alt_held = False
+        self._moving_links: set[str] | None = None
+        self.utilization: dict[str, float] = {}
+        self.bottleneck: str | None = None
+        # Asked when a link could use several media; tests replace it. (options) -> choice or None
+        self.choose_medium: Callable[[list[tuple[str, str]], str], str | None] | None = None
+        self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
+        self.setBackgroundBrush(Qt.GlobalColor.white)
+        document.changed.connect(self.on_changed)
+        self.rebuild()
+        self.syncing = False
+
+    # --- building -------------------------------------------------------------------------
+    @property
+    def design(self) -> Design:
+        return self.document.design
+
+    def rebuild(self) -> None:
+        was, self.syncing = self.syncing, True
+        try:
+            self.clearSelection()
+            self.clear()
+            self.nodes.clear()
+            self.link_items.clear()
+            self.links_by_item.clear()
+            for item in self.design.ordered_items():
+                self._create_node(item)
+            for node in sorted(self.nodes.values(), key=self._depth, reverse=True):
+                node.fit_to_children()
+            for link in self.design.links.values():
+                self._create_link(link)
+            rect = self.content_rect()
+            self.setSceneRect(rect.adjusted(-2000, -2000, 2000, 2000))
+        finally:
+            self.syncing = was
+
+    def _depth(self, node: NodeItem) -> int:
+        depth, parent = 0, node.parentItem()
+        while parent is not None:
+            depth, parent = depth + 1, parent.parentItem()
+        return depth
+
+    def _part_name(self, item: Item) -> str:
+        part = self.document.catalog.get(item.part)
+        return part.name if part is not None else (item.part or "")
+
+    def _create_node(self, item: Item) -> NodeItem:
+        node = NodeItem(item.id, item.kind, item.label, self._short_part(item), item.count)
+        parent = self.nodes.get(item.parent) if item.parent else None
+        if parent is not None:
+            node.setParentItem(parent)
+        else:
+            self.addItem(node)
+        node.setPos(item.x, item.y)
+        self.nodes[item.id] = node
+        return node
+
+    def _short_part(self, item: Item) -> str:
+        if item.kind == "group":
+            return ""
+        name = self._part_name(item)
+        for prefix in ("NVIDIA ", "AMD ", "Intel ", "Google "):
+            if name.startswith(prefix):
+                name = name[len(prefix):]
+        return name
+
+    def _node_tooltip(self, item: Item) -> str:
+        lines = [f"<b>{_esc(item.label)}</b> ({item.kind}, id {_esc(item.id)})"]
+        if item.kind == "group":
+            lines.append(f"stands for ×{item.count:,} copies of its contents")
+        part = self.document.catalog.get(item.part)
+        if part is not None:
+            lines.append(_esc(part.name))
+            peaks = part.peak_tflops
+            if "bf16" in peaks:
+                lines.append(f"BF16 dense: {peaks['bf16']:,.0f} TFLOPS")
+            for key, label, unit in (("memory_gb", "Memory", "GB"), ("memory_bw_tb_per_s", "Memory bandwidth", "TB/s"),
+                                     ("ports", "Ports", ""), ("port_gbps", "Port speed", "Gb/s"),
+                                     ("power_w", "Power", "W"), ("system_power_w", "System power", "W"),
+                                     ("height_u", "Height", "U"), ("power_budget_kw", "Power budget", "kW")):
+                if part.get(key) is not None:
+                    lines.append(f"{label}: {part.number(key):,g} {unit}".rstrip())
+            if part.media:
+                lines.append("Media: " + ", ".join(part.media))
+        return "<br>".join(lines)
+
+    def _create_link(self, link) -> LinkItem | None:
+        a, b = self.nodes.get(link.a), self.nodes.get(link.b)
+        if a is None or b is None:
+            return None
+        item = LinkItem(link.id, link.a, link.b)
+        self._style_link(item, link)
+        item.set_line(link_line(a, b))
+        self.addItem(item)
+        self.link_items[link.id] = item
+        self.links_by_item.setdefault(link.a, set()).add(link.id)
+        self.links_by_item.setdefault(link.b, set()).add(link.id)
+        return item
+
+    def _style_link(self, item: LinkItem, link) -> None:
+        catalog = self.document.catalog
+        medium = catalog.get(link.medium)
+        item.tier = medium.get("tier") if medium is not None else None
+        item.lanes = link.lanes
+        item.utilization = self.utilization.get(link.id)
+        item.bottleneck = link.id == self.bottleneck
+        item.restyle()
+
+    def _link_tooltip(self, link) -> str:
+        design, catalog = self.design, self.document.catalog
+        medium = catalog.get(link.medium)
+        a, b = design.items.get(link.a), design.items.get(link.b)
+        lines = [f"<b>{_esc(a.label if a else link.a)} — {_esc(b.label if b else link.b)}</b>",
+                 f"{_esc(medium.name if medium else link.medium)} × {link.lanes} lane{'s' if link.lanes != 1 else ''}"]
+        if medium is not None:
+            bw = medium.number("lane_gb_per_s") * link.lanes
+            lines.append(f"{bw:,.0f} GB/s per direction, {medium.number('latency_ns'):,.0f} ns")
+        try:
+            copies = design.link_copies(link).instances
+            if copies > 1:
+                lines.append(f"stands for {copies:,} physical links")
+        except Exception:  # noqa: BLE001 - a half-edited design
+            pass
+        if link.id in self.utilization:
+            lines.append(f"Utilization: {self.utilization[link.id] * 100:.0f}%")
+        if link.id == self.bottleneck:
+            lines.append("<b style='color:#d50000'>Bottleneck link</b>")
+        return "<br>".join(lines)
+
+    # --- mirroring document changes ------------------------------------------------------------
+    def on_changed(self, change: Change) -> None:
+        if change.reset:
+            self.utilization, self.bottleneck = {}, None
+            self.rebuild()
+            return
+        was, self.syncing = self.syncing, True
+        design = self.design
+        refit: set[str] = set()
+        touched: set[str] = set()
+        try:
+            for link_id in change.links_removed:
+                self._remove_link(link_id)
+            added = [design.items[i] for i in change.items_added if i in design.items]
+            depth = {i.id: len(design.ancestors(i.id)) for i in added}
+            for item in sorted(added, key=lambda i: depth[i.id]):
+                self._create_node(item)
+                touched.add(item.id)
+                if item.parent:
+                    refit.add(item.parent)
+            for item_id in change.items_changed:
+                item, node = design.items.get(item_id), self.nodes.get(item_id)
+                if item is None or node is None:
+                    continue
+                old_parent = node.parentItem()
+                new_parent = self.nodes.get(item.parent) if item.parent else None
+                if old_parent is not new_parent:
+                    if isinstance(old_parent, NodeItem):
+                        refit.add(old_parent.item_id)
+                    node.setParentItem(new_parent)
+                    if new_parent is None and node.scene() is not self:
+                        self.addItem(node)
+                if node.pos() != QPointF(item.x, item.y):
+                    node.setPos(item.x, item.y)
+                node.label, node.count, node.part_name = item.label, item.count, self._short_part(item)
+                node.update()
+                touched.add(item_id)
+                if item.parent:
+                    refit.add(item.parent)
+                if node.container:
+                    refit.add(item_id)
+            for item_id in change.items_removed:
+                node = self.nodes.pop(item_id, None)
+                if node is None:
+                    continue
+                parent = node.parentItem()
+                if isinstance(parent, NodeItem):
+                    refit.add(parent.item_id)
+                if node.scene() is self:
+                    if parent is not None and parent.scene() is self and parent.item_id not in change.items_removed:
+                        node.setParentItem(None)
+                    if parent is None or parent.item_id not in change.items_removed:
+                        self.removeItem(node)
+                self.links_by_item.pop(item_id, None)
+            for link_id in change.links_added:
+                link = design.links.get(link_id)
+                if link is not None and link_id not in self.link_items:
+                    self._create_link(link)
+            for link_id in change.links_changed:
+                link, item = design.links.get(link_id), self.link_items.get(link_id)
+                if link is None or item is None:
+                    continue
+                if (item.a, item.b) != (link.a, link.b):
+                    self._remove_link(link_id)
+                    self._create_link(link)
+                else:
+                    self._style_link(item, link)
+            touched |= self._refit(refit)
+            self._update_links_around(touched)
+            self._grow_scene_rect()
+        finally:
+            self.syncing = was
+
+    def _remove_link(self, link_id: str) -> None:
+        item = self.link_items.pop(link_id, None)
+        if item is None:
+            return
+        for end in (item.a, item.b):
+            s = self.links_by_item.get(end)
+            if s is not None:
+                s.discard(link_id)
+        if item.scene() is self:
+            self.removeItem(item)
+
+    def _refit(self, ids: set[str]) -> set[str]:
+        """Fit containers to their contents, deepest first, and their ancestors while they change."""
+        changed: set[str] = set()
+        nodes = [self.nodes[i] for i in ids if i in self.nodes]
+        for node in sorted(nodes, key=self._depth, reverse=True):
+            current = node
+            while isinstance(current, NodeItem):
+                if not current.fit_to_children() and current.item_id in changed:
+                    break
+                changed.add(current.item_id)
+                current = current.parentItem()
+        return changed
+
+    def _update_links_around(self, ids: set[str]) -> None:
+        """Re-route links of these items and everything inside them."""
+        if not ids:
+            return
+        link_ids: set[str] = set()
+        stack = [self.nodes[i] for i in ids if i in self.nodes]
+        while stack:
+            node = stack.pop()
+            link_ids |= self.links_by_item.get(node.item_id, set())
+            stack.extend(c for c in node.childItems() if isinstance(c, NodeItem))
+        for link_id in link_ids:
+            item = self.link_items.get(link_id)
+            if item is not None:
+                a, b = self.nodes.get(item.a), self.nodes.get(item.b)
+                if a is not None and b is not None:
+                    item.set_line(link_line(a, b))
+
+    def _grow_scene_rect(self) -> None:
+        rect = self.content_rect().adjusted(-2000, -2000, 2000, 2000)
+        if not self.sceneRect().contains(rect):
+            self.setSceneRect(self.sceneRect().united(rect))
+
+    def content_rect(self) -> QRectF:
+        """The drawn design's extent (containers enclose their contents; links join items)."""
+        rect = QRectF()
+        for node in self.nodes.values():
+            if node.parentItem() is None:
+                rect = rect.united(node.sceneBoundingRect())
+        return rect
+
+    def helpEvent(self, event) -> None:
+        """Tooltips are computed when asked for, not stored on 20,000 items."""
+        from PySide6.QtWidgets import QToolTip
+
+        text = ""
+        for item in self.items(event.scenePos()):
+            if isinstance(item, LinkItem) and item.link_id in self.design.links:
+                text = self._link_tooltip(self.design.links[item.link_id])
+                break
+            if isinstance(item, NodeItem) and item.item_id in self.design.items:
+                text = self._node_tooltip(self.design.items[item.item_id])
+                break
+        if text:
+            QToolTip.showText(event.screenPos(), text, event.widget())
+            event.setAccepted(True)
+        else:
+            QToolTip.hideText()
+            event.setAccepted(False)
+
+    def tooltip_for(self, element_id: str) -> str:
+        if element_id in self.design.links:
+            return self._link_tooltip(self.design.links[element_id])
+        return self._node_tooltip(self.design.items[element_id])
+
+    # --- interactive moves ------------------------------------------------------------------------
+    def snap(self, value: QPointF) -> QPointF:
+        if not self.snap_enabled or self._alt_held:
+            return value
+        return QPointF(round(value.x() / GRID) * GRID, round(value.y() / GRID) * GRID)
+
+    def node_moved(self, node: NodeItem) -> None:
+        """While dragging: keep links attached and the containers around the moved item fitted."""
+        ids = {node.item_id}
+        parent = node.parentItem()
+        if isinstance(parent, NodeItem):
+            ids |= self._refit({parent.item_id})
+        self._update_links_around(ids)
+
+    def mousePressEvent(self, event) -> None:
+        self._alt_held = bool(event.modifiers() & Qt.KeyboardModifier.AltModifier)
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event) -> None:
+        self._alt_held = bool(event.modifiers() & Qt.KeyboardModifier.AltModifier)
+        grabber = self.mouseGrabberItem()
+        if not (event.buttons() & Qt.MouseButton.LeftButton) or not isinstance(grabber, NodeItem):
+            super().mouseMoveEvent(event)
+            return
+        before = {n: n.pos() for n in self.selectedItems() if isinstance(n, NodeItem)}
+        super().mouseMoveEvent(event)  # Qt moves the selected items from where the drag began
+        moved = [n for n, p in before.items() if n.pos() != p]
+        for node in moved:
+            snapped = self.snap(node.pos())
+            if snapped != node.pos():
+                node.setPos(snapped)
+        for node in moved:
+            if node.pos() != before[node]:
+                self.node_moved(node)
+
+    def mouseReleaseEvent(self, event) -> None:
+        super().mouseReleaseEvent(event)
+        self.commit_moves()
+
+    def commit_moves(self) -> None:
+        """Turn the positions the user dragged items to into one undo step."""
+        design = self.design
+        moved: dict[str, tuple[float, float]] = {}
+        for node in self.selectedItems():
+            if not isinstance(node, NodeItem):
+                continue
+            item = design.items.get(node.item_id)
+            if item is not None and (node.pos().x(), node.pos().y()) != (item.x, item.y):
+                moved[node.item_id] = (node.pos().x(), node.pos().y())
+        if moved:
+            count = len(moved)
+            if not self.document.move_items(moved, text=f"Move {count} items" if count > 1 else "Move item"):
+                self._restore_positions(moved)
+
+    def _restore_positions(self, ids) -> None:
+        was, self.syncing = self.syncing, True
+        for item_id in ids:
+            node, item = self.nodes.get(item_id), self.design.items.get(item_id)
+            if node is not None and item is not None:
+                node.setPos(item.x, item.y)
+        self._update_links_around(set(ids))
+        self.syncing = was
+
+    # --- selection helpers --------------------------------------------------------------------------
+    def selected_ids(self) -> list[str]:
+        return [n.item_id for n in self.selectedItems() if isinstance(n, NodeItem)]
+
+    def selected_link_ids(self) -> list[str]:
+        return [l.link_id for l in self.selectedItems() if isinstance(l, LinkItem)]
+
+    def select_ids(self, ids) -> None:
+        self.clearSelection()
+        for i in ids:
+            item = self.nodes.get(i) or self.link_items.get(i)
+            if item is not None:
+                item.setSelected(True)
+
+    def node_at(self, scene_pos: QPointF, exclude=()) -> NodeItem | None:
+        for item in self.items(scene_pos):
+            if isinstance(item, NodeItem) and item not in exclude:
+                return item
+        return None
+
+    # --- drops --------------------------------------------------------------------------------------
+    def container_for(self, kind: str, scene_pos: QPointF) -> NodeItem | None:
+        allowed = ALLOWED_PARENTS.get(kind, ())
+        for item in self.items(scene_pos):
+            if isinstance(item, NodeItem) and item.container and item.kind in allowed:
+                return item
+        return None
+
+    def drop_part(self, part_id: str, scene_pos: QPointF, count: int | None = None) -> list[str]:
+        """Create a catalogue part where it was dropped (inside the rack or server under it);
+        with a count, inside a new replicated group. Returns the created top item ids."""
+        catalog, design = self.document.catalog, self.design
+        part = catalog.get(part_id)
+        if part is None or part.kind == "medium":
+            self.message.emit(f"'{part_id}' is not a part that can be placed")
+            return []
+        kind = part.kind
+        container = self.container_for("group" if count else kind, scene_pos)
+        parent_id = container.item_id if container is not None else None
+        local = container.mapFromScene(scene_pos) if container is not None else scene_pos
+        x = round((local.x() - LEAF_W / 2) / GRID) * GRID
+        y = round((local.y() - LEAF_H / 2) / GRID) * GRID
+        scratch = Design(items=dict(design.items), links=dict(design.links))
+        group_id = None
+        if count:
+            if "group" not in ALLOWED_PARENTS[kind]:
+                self.message.emit(f"A {kind} cannot be replicated in a group; place it inside a server")
+                return []
+            group_id = scratch.new_id("group")
+            scratch.add_item(Item(group_id, "group", name=f"{count:,} × {part.name}", parent=parent_id, x=x, y=y, count=count))
+            parent_id, x, y = group_id, 20, 40
+        try:
+            if kind == "server":
+                prefix = scratch.new_id("node")
+                Builder(scratch, catalog).server(prefix, part.id, parent_id, x=x, y=y + 100)
+                top = prefix
+            else:
+                prefix = {"accelerator": "gpu", "cpu": "cpu", "nic": "nic", "switch": "switch", "rack": "rack"}[kind]
+                top = scratch.new_id(prefix)
+                scratch.add_item(Item(top, kind, name=self._default_name(kind, scratch, part), part=part.id,
+                                      parent=parent_id, x=x, y=y))
+        except (TopologyError, Exception) as exc:  # noqa: BLE001 - refuse with the model's reason
+            self.message.emit(f"Cannot place {part.name}: {exc}")
+            return []
+        new_items = [i for i_id, i in scratch.items.items() if i_id not in design.items]
+        new_links = [l for l_id, l in scratch.links.items() if l_id not in design.links]
+        text = f"Add {count} × {part.name}" if count else f"Add {part.name}"
+        if not self.document.add_items(new_items, new_links, text):
+            return []
+        created = group_id or top
+        self.select_ids([created])
+        where = f" inside {design.items[container.item_id].label}" if container is not None else ""
+        self.message.emit(f"Added {part.name}{where}")
+        return [created]
+
+    def _default_name(self, kind: str, design: Design, part) -> str:
+        n = sum(1 for i in design.items.values() if i.kind == kind)
+        short = {"accelerator": "GPU", "nic": "NIC", "cpu": "CPU", "switch": "Switch", "rack": "Rack"}[kind]
+        return f"{short} {n}"
+
+    # --- links -----------------------------------------------------------------------------------------
+    def link_options(self, a_id: str, b_id: str) -> tuple[list[str], str | None]:
+        """The media both ends support, or a reason why they cannot be linked."""
+        design, catalog = self.design, self.document.catalog
+        a, b = design.items.get(a_id), design.items.get(b_id)
+        if a is None or b is None or a_id == b_id:
+            return [], "Link: drag from one item to another"
+        for end in (a, b):
+            if end.kind == "group":
+                return [], f"Cannot link to the group '{end.label}': links join hardware (a switch, NIC, GPU...)"
+        pa, pb = catalog.get(a.part), catalog.get(b.part)
+        if pa is None or pb is None:
+            return [], "Cannot link: a part is not in the catalogue"
+        shared = [m for m in pa.media if m in pb.media]
+        if not shared:
+            return [], (f"Cannot link {a.label} and {b.label}: no common medium "
+                        f"({pa.name}: {', '.join(pa.media) or 'none'}; {pb.name}: {', '.join(pb.media) or 'none'})")
+        return shared, None
+
+    def request_link(self, a_id: str, b_id: str) -> str | None:
+        shared, reason = self.link_options(a_id, b_id)
+        if reason:
+            self.message.emit(reason)
+            return None
+        catalog = self.document.catalog
+        if len(shared) == 1:
+            medium = shared[0]
+        else:
+            options = [(m, catalog[m].name) for m in shared]
+            chooser = self.choose_medium
+            if chooser is None:
+                return None
+            medium = chooser(options, f"{self.design.items[a_id].label} — {self.design.items[b_id].label}")
+            if medium is None:
+                self.message.emit("Link cancelled")
+                return None
+        lanes = 1
+        medium_part = catalog.get(medium)
+        if medium_part is not None and medium_part.get("family") in ("pcie", "fabrex"):
+            lanes = 16
+        link_id = self.document.add_link(a_id, b_id, medium, lanes)
+        if link_id:
+            self.message.emit(f"Linked {self.design.items[a_id].label} — {self.design.items[b_id].label} over {catalog[medium].name}")
+        return link_id
+
+    # --- results overlay --------------------------------------------------------------------------------
+    def apply_result(self, result: Any) -> None:
+        """Colour links by utilization and emphasise the bottleneck (when the result has them)."""
+        util, bottleneck = utilization_of(result)
+        if util == self.utilization and bottleneck == self.bottleneck:
+            return
+        stale = set(self.utilization) | set(util) | {self.bottleneck, bottleneck}
+        self.utilization, self.bottleneck = util, bottleneck
+        for link_id in stale:
+            item, link = self.link_items.get(link_id), self.design.links.get(link_id or "")
+            if item is not None and link is not None:
+                self._style_link(item, link)
+
+
+def utilization_of(result: Any) -> tuple[dict[str, float], str | None]:
+    """Per-link utilization (0..1) and the bottleneck link id from a result, whatever of it exists."""
+    try:
+        util = result.get("utilization") if result is not None else None
+    except Exception:  # noqa: BLE001
+        util = None
+    if not util:
+        return {}, None
+    per = None
+    for key in ("links", "per_link", "link_utilization"):
+        if key in util:
+            per = util[key]
+            break
+    out: dict[str, float] = {}
+    if per:
+        rows = per.items() if hasattr(per, "items") else ((r.get("link") or r.get("id"), r) for r in per)
+        for link_id, value in rows:
+            if hasattr(value, "get"):
+                value = next((value[k] for k in ("utilization", "max", "value", "load") if k in value), None)
+            if isinstance(value, (int, float)) and link_id is not None:
+                out[str(link_id)] = float(value)
+    bottleneck = None
+    for key in ("bottleneck", "bottleneck_link", "bottleneck_link_id"):
+        if key in util and util[key]:
+            bottleneck = util[key]
+            break
+    if hasattr(bottleneck, "get"):
+        bottleneck = bottleneck.get("link") or bottleneck.get("id")
+    return out, (str(bottleneck) if bottleneck else None)
+
+
+def _esc(text: str) -> str:
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -1,0 +1,326 @@
+"""The canvas view: drops from the palette, link drawing, panning, rubber band, zoom, rename in place.
+
+Gestures:
+  - drag an item: move it (snaps to a 20 px grid; hold Alt to place freely);
+  - drag empty space or the middle button: pan; Ctrl- or Shift-drag on empty space: rubber band;
+  - Shift-drag from one item to another, or any drag with the link tool on: draw a link;
+  - wheel: zoom around the cursor; F2 or double-click: rename in place.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QLineF, QPoint, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QImage, QLinearGradient, QPainter, QPen
+from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsView, QInputDialog, QLineEdit
+
+from designer.canvas.items import HEADER_H, TIER_COLOURS, LinkItem, NodeItem, utilization_colour
+from designer.canvas.scene import PART_MIME, DesignScene
+
+
+class DesignView(QGraphicsView):
+    message = Signal(str)
+    fileDropped = Signal(str)  # a .cluster.json dropped on the canvas
+
+    def __init__(self, scene: DesignScene, parent=None):
+        super().__init__(scene, parent)
+        self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
+        self.setDragMode(QGraphicsView.DragMode.NoDrag)
+        self.setRubberBandSelectionMode(Qt.ItemSelectionMode.IntersectsItemShape)
+        self.setAcceptDrops(True)
+        self.viewport().setAcceptDrops(True)
+        self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState, True)
+        self.link_tool = False
+        self._pan_from: QPoint | None = None
+        self._link_from: NodeItem | None = None
+        self._link_preview: QGraphicsLineItem | None = None
+        self._rename_editor: QLineEdit | None = None
+        self.ask_count = self._ask_count  # tests replace it
+        scene.choose_medium = self._choose_medium
+        scene.message.connect(self.message)
+
+    @property
+    def design_scene(self) -> DesignScene:
+        return self.scene()
+
+    # --- zoom ----------------------------------------------------------------------------------------
+    def zoom(self, factor: float) -> None:
+        current = self.transform().m11()
+        factor = max(0.02 / current, min(8.0 / current, factor))
+        self.scale(factor, factor)
+
+    def zoom_to_fit(self) -> None:
+        rect = self.design_scene.content_rect()
+        if rect.isEmpty():
+            rect = QRectF(-200, -150, 400, 300)
+        self.fitInView(rect.adjusted(-30, -30, 30, 30), Qt.AspectRatioMode.KeepAspectRatio)
+        if self.transform().m11() > 1.5:
+            self.resetTransform()
+            self.scale(1.5, 1.5)
+            self.centerOn(rect.center())
+
+    def wheelEvent(self, event) -> None:
+        delta = event.angleDelta().y()
+        if delta:
+            self.zoom(1.0015 ** delta)
+        event.accept()
+
+    # --- mouse ---------------------------------------------------------------------------------------
+    def mousePressEvent(self, event) -> None:
+        if self._rename_editor is not None:
+            self._finish_rename(commit=True)
+        pos = event.position().toPoint()
+        item = self.itemAt(pos)
+        node = self._node_of(item)
+        mods = event.modifiers()
+        if event.button() == Qt.MouseButton.MiddleButton or (
+                event.button() == Qt.MouseButton.LeftButton and item is None and not self.link_tool
+                and not mods & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)):
+            self._pan_from = pos
+            self.viewport().setCursor(Qt.CursorShape.ClosedHandCursor)
+            if event.button() == Qt.MouseButton.LeftButton:
+                self.scene().clearSelection()
+            event.accept()
+            return
+        if event.button() == Qt.MouseButton.LeftButton and node is not None and (
+                self.link_tool or mods & Qt.KeyboardModifier.ShiftModifier):
+            if node.kind == "group":
+                self.message.emit("Links join hardware: start from a switch, NIC, GPU or server, not a group")
+                event.accept()
+                return
+            self._link_from = node
+            start = self._link_anchor(node)
+            self._link_preview = QGraphicsLineItem(QLineF(start, start))
+            pen = QPen(QColor("#ff6d00"), 2, Qt.PenStyle.DashLine)
+            pen.setCosmetic(True)
+            self._link_preview.setPen(pen)
+            self._link_preview.setZValue(100)
+            self.scene().addItem(self._link_preview)
+            event.accept()
+            return
+        if event.button() == Qt.MouseButton.LeftButton and item is None:
+            self.setDragMode(QGraphicsView.DragMode.RubberBandDrag)
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event) -> None:
+        pos = event.position().toPoint()
+        if self._pan_from is not None:
+            delta = pos - self._pan_from
+            self._pan_from = pos
+            self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() - delta.x())
+            self.verticalScrollBar().setValue(self.verticalScrollBar().value() - delta.y())
+            event.accept()
+            return
+        if self._link_preview is not None:
+            line = self._link_preview.line()
+            self._link_preview.setLine(QLineF(line.p1(), self.mapToScene(pos)))
+            event.accept()
+            return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event) -> None:
+        pos = event.position().toPoint()
+        if self._pan_from is not None:
+            self._pan_from = None
+            self.viewport().unsetCursor()
+            event.accept()
+            return
+        if self._link_preview is not None:
+            self.scene().removeItem(self._link_preview)
+            self._link_preview = None
+            start, self._link_from = self._link_from, None
+            target = self.design_scene.node_at(self.mapToScene(pos))
+            if target is None or target is start:
+                self.message.emit("Link: release the mouse over the item to connect to")
+            else:
+                self.design_scene.request_link(start.item_id, target.item_id)
+            event.accept()
+            return
+        super().mouseReleaseEvent(event)
+        self.setDragMode(QGraphicsView.DragMode.NoDrag)
+
+    def mouseDoubleClickEvent(self, event) -> None:
+        node = self._node_of(self.itemAt(event.position().toPoint()))
+        if node is not None:
+            self.start_rename(node.item_id)
+            event.accept()
+            return
+        super().mouseDoubleClickEvent(event)
+
+    def _node_of(self, item) -> NodeItem | None:
+        while item is not None and not isinstance(item, NodeItem):
+            item = item.parentItem()
+        return item
+
+    def _link_anchor(self, node: NodeItem) -> QPointF:
+        rect = node.sceneBoundingRect()
+        if node.container:
+            return QRectF(rect.left(), rect.top(), rect.width(), HEADER_H).center()
+        return rect.center()
+
+    # --- drag and drop from the palette ------------------------------------------------------------------
+    def _accepts(self, mime) -> bool:
+        return mime.hasFormat(PART_MIME) or any(u.toLocalFile().endswith(".json") for u in mime.urls())
+
+    def dragEnterEvent(self, event) -> None:
+        if self._accepts(event.mimeData()):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event) -> None:
+        if self._accepts(event.mimeData()):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event) -> None:
+        mime = event.mimeData()
+        if mime.hasFormat(PART_MIME):
+            part_id = bytes(mime.data(PART_MIME)).decode("utf-8")
+            scene_pos = self.mapToScene(event.position().toPoint())
+            count = None
+            if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                count = self.ask_count(part_id)
+                if not count:
+                    event.ignore()
+                    return
+            self.design_scene.drop_part(part_id, scene_pos, count)
+            self.setFocus()
+            event.acceptProposedAction()
+            return
+        files = [u.toLocalFile() for u in mime.urls() if u.toLocalFile().endswith(".json")]
+        if files:
+            event.acceptProposedAction()
+            self.fileDropped.emit(files[0])
+            return
+        event.ignore()
+
+    def _ask_count(self, part_id: str) -> int | None:
+        part = self.design_scene.document.catalog.get(part_id)
+        count, ok = QInputDialog.getInt(self, "Replicated group", f"How many copies of {part.name if part else part_id}?",
+                                        8, 1, 1_000_000, 1)
+        return count if ok else None
+
+    def _choose_medium(self, options: list[tuple[str, str]], what: str) -> str | None:
+        names = [f"{name} ({mid})" for mid, name in options]
+        choice, ok = QInputDialog.getItem(self, "Choose the link medium", f"Both ends of {what} support:", names, 0, False)
+        if not ok:
+            return None
+        return options[names.index(choice)][0]
+
+    # --- rename in place -------------------------------------------------------------------------------------
+    def start_rename(self, item_id: str) -> QLineEdit | None:
+        scene = self.design_scene
+        node = scene.nodes.get(item_id)
+        item = scene.design.items.get(item_id)
+        if node is None or item is None:
+            return None
+        self._finish_rename(commit=False)
+        rect = self.mapFromScene(node.mapRectToScene(node.header_rect())).boundingRect()
+        editor = QLineEdit(self.viewport())
+        editor.setText(item.name or item.label)
+        editor.selectAll()
+        width = max(140, min(rect.width(), 400))
+        editor.setGeometry(rect.left(), rect.top() + max(0, (rect.height() - 24) // 2) if not node.container else rect.top(), width, 24)
+        editor.setProperty("item_id", item_id)
+        editor.returnPressed.connect(lambda: self._finish_rename(commit=True))
+        editor.editingFinished.connect(lambda: self._finish_rename(commit=True))
+        editor.show()
+        editor.setFocus()
+        self._rename_editor = editor
+        return editor
+
+    def keyPressEvent(self, event) -> None:
+        if self._rename_editor is not None and event.key() == Qt.Key.Key_Escape:
+            self._finish_rename(commit=False)
+            return
+        super().keyPressEvent(event)
+
+    def _finish_rename(self, commit: bool) -> None:
+        editor = self._rename_editor
+        if editor is None:
+            return
+        self._rename_editor = None
+        item_id, text = editor.property("item_id"), editor.text().strip()
+        editor.hide()
+        editor.deleteLater()
+        self.setFocus()
+        if commit and text and item_id in self.design_scene.design.items:
+            self.design_scene.document.set_item(item_id, text="Rename", name=text)
+
+    @property
+    def rename_editor(self) -> QLineEdit | None:
+        return self._rename_editor
+
+    # --- legend ------------------------------------------------------------------------------------------
+    def drawForeground(self, painter: QPainter, rect) -> None:
+        scene = self.design_scene
+        if not scene.link_items:
+            return
+        painter.save()
+        painter.resetTransform()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        f = QFont()
+        f.setPointSizeF(8.5)
+        painter.setFont(f)
+        vp = self.viewport().rect()
+        w, h = 230, 62
+        box = QRectF(vp.right() - w - 12, vp.bottom() - h - 12, w, h)
+        painter.setPen(QPen(QColor("#c0c6cc")))
+        painter.setBrush(QColor(255, 255, 255, 235))
+        painter.drawRoundedRect(box, 6, 6)
+        painter.setPen(QColor("#1f2328"))
+        if scene.utilization:
+            painter.drawText(QRectF(box.left() + 10, box.top() + 4, w - 20, 18), Qt.AlignmentFlag.AlignLeft, "Link utilization")
+            grad = QLinearGradient(box.left() + 10, 0, box.right() - 10, 0)
+            for stop in (0.0, 0.25, 0.5, 0.75, 1.0):
+                grad.setColorAt(stop, utilization_colour(stop))
+            bar = QRectF(box.left() + 10, box.top() + 24, w - 20, 10)
+            painter.fillRect(bar, grad)
+            painter.drawText(QRectF(bar.left(), bar.bottom() + 2, 40, 16), Qt.AlignmentFlag.AlignLeft, "0%")
+            painter.drawText(QRectF(bar.right() - 40, bar.bottom() + 2, 40, 16), Qt.AlignmentFlag.AlignRight, "100%")
+            if scene.bottleneck:
+                pen = QPen(QColor("#d50000"), 4)
+                painter.setPen(pen)
+                painter.drawLine(QPointF(bar.center().x() - 40, bar.bottom() + 10), QPointF(bar.center().x() - 20, bar.bottom() + 10))
+                painter.setPen(QColor("#1f2328"))
+                painter.drawText(QRectF(bar.center().x() - 14, bar.bottom() + 2, 70, 16), Qt.AlignmentFlag.AlignLeft, "bottleneck")
+        else:
+            painter.drawText(QRectF(box.left() + 10, box.top() + 4, w - 20, 18), Qt.AlignmentFlag.AlignLeft,
+                             "Links (utilization after evaluation)")
+            y = box.top() + 30
+            for i, (label, tier) in enumerate((("scale-up", "scale-up"), ("scale-out", "scale-out"))):
+                x = box.left() + 10 + i * 105
+                pen = QPen(TIER_COLOURS[tier], 3)
+                painter.setPen(pen)
+                painter.drawLine(QPointF(x, y + 8), QPointF(x + 24, y + 8))
+                painter.setPen(QColor("#1f2328"))
+                painter.drawText(QRectF(x + 30, y, 80, 18), Qt.AlignmentFlag.AlignLeft, label)
+        painter.restore()
+
+    # --- export -------------------------------------------------------------------------------------------
+    def render_png(self, path: str, scale: float = 2.0) -> QImage:
+        """The whole design on a white background at `scale` × its scene size."""
+        scene = self.design_scene
+        rect = scene.content_rect().adjusted(-20, -20, 20, 20)
+        if rect.isEmpty():
+            rect = QRectF(0, 0, 200, 100)
+        # Keep the image a sane size for huge designs.
+        scale = min(scale, 16000 / max(rect.width(), rect.height()))
+        image = QImage(max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale)), QImage.Format.Format_ARGB32)
+        image.fill(QColor("white"))
+        selected = scene.selectedItems()
+        for item in selected:
+            item.setSelected(False)
+        painter = QPainter(image)
+        painter.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
+        scene.render(painter, QRectF(0, 0, image.width(), image.height()), rect)
+        painter.end()
+        for item in selected:
+            item.setSelected(True)
+        if not image.save(path, "PNG"):
+            raise OSError(f"cannot write {path}")
+        return image

@@ -1,0 +1,393 @@
+"""Collective operations on the design's fabric: alpha–beta cost models per algorithm.
+
+For a communicator of n ranks (the first n accelerators in topology order, or every `stride`-th
+one for data-parallel groups), each algorithm is a sequence of phases. A phase moves a known
+number of bytes (a multiple of the message size S) across each nested boundary of the fabric
+(the accelerator's own scale-up links, its scale-out injection, then server, rack, scalable unit
+... cuts, see `network.py`); its time is the slowest boundary's bytes / (capacity × efficiency)
+plus its latency (steps × per-step latency, NCCL-style, for the LL and Simple protocols; the
+faster protocol wins as in NCCL). Formulas: `../shared/reference/collectives.md`; constants:
+`calibration.py`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from designer.engine import calibration as cal
+from designer.engine.network import HOST, SCALE_OUT, SCALE_UP, Fabric
+from designer.model.errors import DesignerError
+
+OPS = ("allreduce", "reduce-scatter", "allgather", "alltoall", "broadcast")
+ALGORITHMS = ("ring", "tree", "hierarchical", "nvls", "sharp", "torus")
+BUS_FACTOR = {"allreduce": lambda n: 2 * (n - 1) / n, "reduce-scatter": lambda n: (n - 1) / n,
+              "allgather": lambda n: (n - 1) / n, "alltoall": lambda n: (n - 1) / n, "broadcast": lambda n: 1.0}
+INR = ("nvls", "sharp")
+
+
+class CollectiveError(DesignerError):
+    pass
+
+
+@dataclass
+class Term:
+    """Bytes (as a multiple of S) through a capacity; `links` are the links carrying them."""
+
+    traffic: float
+    cap_eff: float
+    cap_raw: float
+    where: str
+    tier: str
+    links: tuple = ()
+
+    @property
+    def seconds_per_byte(self) -> float:
+        if self.traffic <= 0:
+            return 0.0
+        return self.traffic / (self.cap_eff * 1e9) if self.cap_eff > 0 else math.inf
+
+
+@dataclass
+class Phase:
+    terms: list[Term]
+    latency: dict  # protocol → seconds
+    bw_factor: dict = field(default_factory=lambda: {"LL": cal.LL_BANDWIDTH_FACTOR, "Simple": 1.0})
+
+    def slowest(self) -> Term | None:
+        live = [t for t in self.terms if t.traffic > 0]
+        return max(live, key=lambda t: t.seconds_per_byte) if live else None
+
+
+@dataclass
+class Layout:
+    n: int
+    stride: int
+    r_dom: int  # ranks per scale-up domain
+    m: int  # domains
+    crossings: list  # (boundary, ranks per copy, concurrency)
+
+
+def layout(fabric: Fabric, n: int, stride: int = 1, concurrent: bool = False) -> Layout:
+    r_dom = fabric.domain_ranks(n, stride)
+    m = -(-n // r_dom)
+    crossings = []
+    for b, r in fabric.boundary_for(n, stride):
+        if r < n:
+            c = max(1.0, b.accelerators / (r * max(1, stride))) * max(1, stride) / max(1, stride) if concurrent else 1.0
+            if concurrent:
+                c = max(1.0, b.accelerators / r)
+            crossings.append((b, r, c))
+    return Layout(n, stride, r_dom, m, crossings)
+
+
+def _ring_up_cap(fabric: Fabric) -> float:
+    if fabric.torus_dims:
+        return 2 * fabric.torus_link_cap  # a ring on a torus uses the two links of one dimension
+    return fabric.up_raw
+
+
+def _up_term(fabric: Fabric, traffic: float, eff: float) -> Term:
+    cap = _ring_up_cap(fabric)
+    return Term(traffic, cap * eff, cap, "accelerator scale-up links", SCALE_UP, tuple(fabric.up_links))
+
+
+def _out_term(fabric: Fabric, traffic: float) -> Term:
+    return Term(traffic, fabric.out_eff, fabric.out_raw, "accelerator scale-out injection", SCALE_OUT, tuple(fabric.out_links))
+
+
+def _boundary_terms(lay: Layout, per_copy) -> list[Term]:
+    out = []
+    for b, r, c in lay.crossings:
+        t = per_copy(b, r) * c
+        tier = SCALE_OUT
+        out.append(Term(t, b.cap_eff, b.cap_raw, b.label, tier, tuple(int(i) for i in b.links)))
+    return out
+
+
+def _ring_latency(fabric: Fabric, steps: int, lay: Layout, algo: str = "ring") -> dict:
+    inter = steps * (lay.m / lay.n) if lay.m > 1 else 0.0
+    intra = steps - inter
+    return {p: cal.BASE_LATENCY[algo][p] + intra * cal.SCALE_UP_STEP_LATENCY[p] + inter * cal.NET_STEP_LATENCY[algo][p]
+            for p in ("LL", "Simple")}
+
+
+def applicable(fabric: Fabric, op: str, n: int, stride: int = 1) -> list[str]:
+    lay = layout(fabric, n, stride)
+    algos = ["ring"]
+    if op == "alltoall":
+        return ["ring"]
+    if op == "allreduce" and n > 2:
+        algos.append("tree")
+    if op in ("allreduce", "reduce-scatter", "allgather") and lay.m > 1 and lay.r_dom > 1:
+        algos.append("hierarchical")
+    if op == "allreduce" and fabric.nvls and lay.r_dom > 1:
+        algos.append("nvls")
+    if op == "allreduce" and fabric.sharp and lay.m > 1:
+        algos.append("sharp")
+    if op == "allreduce" and fabric.torus_dims and n == fabric.total_accelerators and stride == 1:
+        algos.append("torus")
+    return algos
+
+
+def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
+    n, r, m = lay.n, lay.r_dom, lay.m
+    f = BUS_FACTOR[op](n)
+    ring_eff = cal.SCALE_UP_RING_EFFICIENCY
+    if n < 2:
+        return []
+    if algorithm == "ring":
+        if op == "alltoall":
+            terms = []
+            if r > 1:
+                terms.append(_up_term(fabric, (r - 1) / n, ring_eff))
+            if m > 1:
+                terms.append(_out_term(fabric, (n - r) / n))
+            terms += _boundary_terms(lay, lambda b, rx: rx * (n - rx) / n)
+            lat = {p: cal.BASE_LATENCY["ring"][p] + (cal.NET_STEP_LATENCY["ring"][p] if m > 1 else cal.SCALE_UP_STEP_LATENCY[p])
+                   for p in ("LL", "Simple")}
+            return [Phase(terms, lat)]
+        steps = {"allreduce": 2 * (n - 1), "broadcast": n - 1}.get(op, n - 1)
+        terms = []
+        if r > 1:
+            terms.append(_up_term(fabric, f, ring_eff))
+        if m > 1:
+            terms.append(_out_term(fabric, f / r))
+        terms += _boundary_terms(lay, lambda b, rx: f)
+        return [Phase(terms, _ring_latency(fabric, steps, lay))]
+    if algorithm == "tree":
+        eff = ring_eff * cal.TREE_BANDWIDTH_FACTOR
+        terms = []
+        if r > 1:
+            terms.append(_up_term(fabric, 2.0, eff))
+        if m > 1:
+            out = _out_term(fabric, 2.0 / r)
+            out.cap_eff *= cal.TREE_BANDWIDTH_FACTOR
+            terms.append(out)
+        for t in _boundary_terms(lay, lambda b, rx: 2.0):
+            t.cap_eff *= cal.TREE_BANDWIDTH_FACTOR
+            terms.append(t)
+        lat = {p: cal.BASE_LATENCY["tree"][p] + 2 * ((r - 1) * cal.SCALE_UP_STEP_LATENCY[p]
+                                                      + math.ceil(math.log2(m)) * cal.NET_STEP_LATENCY["tree"][p])
+               for p in ("LL", "Simple")}
+        return [Phase(terms, lat)]
+    if algorithm in ("hierarchical", "sharp", "nvls"):
+        out: list[Phase] = []
+        intra_steps = r - 1
+        rs = Phase([_up_term(fabric, (r - 1) / r, ring_eff)],
+                   {p: cal.BASE_LATENCY["ring"][p] + intra_steps * cal.SCALE_UP_STEP_LATENCY[p] for p in ("LL", "Simple")})
+        ag = Phase([_up_term(fabric, (r - 1) / r, ring_eff)], dict(rs.latency))
+        simple_only = {"Simple": 1.0}
+        nvls_phase = None
+        if algorithm == "nvls" or (algorithm == "sharp" and fabric.nvls and r > 1):
+            nvls_phase = Phase([_up_term(fabric, 1.0, cal.NVLS_EFFICIENCY)],
+                               {"Simple": cal.NVLS_BASE_LATENCY + cal.NVLS_STEPS * cal.SCALE_UP_STEP_LATENCY["Simple"]},
+                               simple_only)
+        if m > 1:
+            lay_m = Layout(m, 1, 1, m, lay.crossings)
+            if algorithm == "sharp":
+                inter_terms = [_out_term(fabric, 1.0 / r)] + _boundary_terms(lay, lambda b, rx: 1.0)
+                levels = max(1, len(lay.crossings))
+                inter = Phase(inter_terms, {"Simple": cal.SHARP_BASE_LATENCY + 2 * levels * cal.NET_STEP_LATENCY["ring"]["Simple"]},
+                              simple_only)
+            else:
+                g = {"allreduce": 2 * (m - 1) / m}.get(op, (m - 1) / m)
+                inter_terms = [_out_term(fabric, g / r)] + _boundary_terms(lay, lambda b, rx: g)
+                steps = {"allreduce": 2 * (m - 1)}.get(op, m - 1)
+                inter = Phase(inter_terms, {p: cal.BASE_LATENCY["ring"][p] + steps * cal.NET_STEP_LATENCY["ring"][p]
+                                            for p in ("LL", "Simple")})
+            del lay_m
+        else:
+            inter = None
+        if nvls_phase is not None:
+            out.append(nvls_phase)
+        elif r > 1:
+            if op in ("allreduce", "reduce-scatter"):
+                out.append(rs)
+        if inter is not None:
+            out.append(inter)
+        if nvls_phase is None and r > 1 and op in ("allreduce", "allgather"):
+            out.append(ag)
+        return out
+    if algorithm == "torus":
+        result = []
+        size = 1.0
+        link = fabric.torus_link_cap
+        for k in fabric.torus_dims:
+            t = Term((k - 1) / k * size, 2 * link * cal.TORUS_EFFICIENCY, 2 * link, f"torus dimension of {k}", SCALE_UP,
+                     tuple(fabric.up_links))
+            lat = {p: (k - 1) * cal.SCALE_UP_STEP_LATENCY[p] for p in ("LL", "Simple")}
+            result.append(Phase([t], lat))
+            size /= k
+        back = [Phase([Term(p.terms[0].traffic, p.terms[0].cap_eff, p.terms[0].cap_raw, p.terms[0].where, SCALE_UP,
+                            p.terms[0].links)], dict(p.latency)) for p in reversed(result)]
+        result[0].latency = {p: v + cal.BASE_LATENCY["ring"][p] for p, v in result[0].latency.items()}
+        return result + back
+    raise CollectiveError(f"unknown algorithm '{algorithm}'; choose from auto, {', '.join(ALGORITHMS)}")
+
+
+def lower_bound(fabric: Fabric, op: str, lay: Layout, in_network: bool) -> tuple[float, float]:
+    """Seconds per byte of S: the bandwidth lower bound (no latency, raw capacities)."""
+    n, r, m = lay.n, lay.r_dom, lay.m
+    if n < 2:
+        return 0.0
+    gpu_cap = (_ring_up_cap(fabric) if r > 1 else 0.0) + (fabric.out_raw if m > 1 else 0.0)
+    if op == "allreduce":
+        gpu = (1.0 if in_network else 2 * (n - 1) / n)
+        per_copy = (lambda b, rx: 1.0) if in_network else (lambda b, rx: 2 * (math.ceil(n / rx) - 1) / math.ceil(n / rx))
+    elif op in ("reduce-scatter", "allgather"):
+        gpu = (n - 1) / n
+        per_copy = lambda b, rx: (math.ceil(n / rx) - 1) / math.ceil(n / rx)
+    elif op == "alltoall":
+        gpu = (n - 1) / n
+        per_copy = lambda b, rx: rx * (n - rx) / n
+    else:
+        gpu = 1.0
+        per_copy = lambda b, rx: 1.0
+    worst = gpu / (gpu_cap * 1e9) if gpu_cap > 0 else math.inf
+    for b, rx, c in lay.crossings:
+        value = per_copy(b, rx) * c / (b.cap_raw * 1e9) if b.cap_raw > 0 else math.inf
+        worst = max(worst, value)
+    return worst
+
+
+@dataclass
+class Timing:
+    algorithm: str
+    time: np.ndarray
+    protocol: list
+    bound: np.ndarray
+    bottleneck: Term | None
+    phases: list
+
+
+def time_collective(fabric: Fabric, op: str, algorithm: str, n: int, sizes, stride: int = 1,
+                    concurrent: bool = False) -> Timing:
+    sizes = np.asarray(sizes, dtype=float)
+    lay = layout(fabric, n, stride, concurrent)
+    if n < 2:
+        zero = np.zeros_like(sizes)
+        return Timing(algorithm, zero, ["-"] * len(sizes), zero, None, [])
+    ph = phases(fabric, op, algorithm, lay)
+    protocols = ("LL", "Simple")
+    best = np.full(sizes.shape, np.inf)
+    chosen = np.array(["Simple"] * len(sizes), dtype=object)
+    for p in protocols:
+        if not all(p in phase.latency for phase in ph):
+            continue
+        t = np.zeros_like(sizes)
+        for phase in ph:
+            slow = phase.slowest()
+            spb = slow.seconds_per_byte if slow else 0.0
+            t = t + phase.latency[p] + sizes * spb / phase.bw_factor.get(p, 1.0)
+        better = t < best
+        best = np.where(better, t, best)
+        chosen = np.where(better, p, chosen)
+    bound = sizes * lower_bound(fabric, op, lay, algorithm in INR)
+    main = max(ph, key=lambda q: q.slowest().seconds_per_byte if q.slowest() else 0.0) if ph else None
+    return Timing(algorithm, best, list(chosen), bound, main.slowest() if main else None, ph)
+
+
+def link_utilization(fabric: Fabric, timing: Timing, size: float) -> dict[int, float]:
+    """Utilization of every link (index → fraction of its raw capacity) over the collective."""
+    t = float(np.max(timing.time)) if np.ndim(timing.time) else float(timing.time)
+    if not np.isfinite(t) or t <= 0:
+        return {}
+    util: dict[int, float] = {}
+    for phase in timing.phases:
+        for term in phase.terms:
+            if term.traffic <= 0 or term.cap_raw <= 0:
+                continue
+            u = term.traffic * size / (term.cap_raw * 1e9) / t
+            for i in term.links:
+                util[i] = max(util.get(i, 0.0), u)
+    return util
+
+
+def parse_size(text: str) -> int:
+    text = str(text).strip()
+    units = {"K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30, "T": 2 ** 40}
+    mult = 1
+    if text and text[-1].upper() in units:
+        mult = units[text[-1].upper()]
+        text = text[:-1]
+    elif text.upper().endswith("B") and len(text) > 1 and text[-2].upper() in units:
+        mult = units[text[-2].upper()]
+        text = text[:-2]
+    try:
+        value = float(text)
+    except ValueError:
+        raise CollectiveError(f"size '{text}' is not a number of bytes (use K, M, G suffixes: 1M = 2^20)") from None
+    if not math.isfinite(value) or value <= 0:
+        raise CollectiveError(f"size must be a positive number of bytes, got '{text}'")
+    return int(value * mult)
+
+
+def collective_rows(fabric: Fabric, op: str, sizes, algorithm: str = "auto", n: int | None = None) -> tuple[list[dict], dict]:
+    """Rows per algorithm and size, plus 'auto' rows; and link utilization of the chosen algorithm
+    at the largest size."""
+    if op not in OPS:
+        raise CollectiveError(f"unknown operation '{op}'; choose from {', '.join(OPS)}")
+    total = fabric.total_accelerators
+    n = total if n is None else n
+    if n < 1 or n > total:
+        raise CollectiveError(f"--ranks must be from 1 to {total:,} (the accelerators in this design), got {n:,}")
+    sizes = [int(s) for s in sizes]
+    algos = applicable(fabric, op, n)
+    if algorithm != "auto":
+        if algorithm not in ALGORITHMS:
+            raise CollectiveError(f"unknown algorithm '{algorithm}'; choose from auto, {', '.join(ALGORITHMS)}")
+        if algorithm not in algos:
+            raise CollectiveError(f"algorithm '{algorithm}' does not apply to {op} over {n:,} ranks of this design "
+                                  f"(applicable: {', '.join(algos)})")
+        algos = [algorithm]
+    timings = {a: time_collective(fabric, op, a, n, sizes) for a in algos}
+    rows = []
+    factor = BUS_FACTOR[op](n) if n > 1 else 1.0
+    for a, tm in timings.items():
+        for i, s in enumerate(sizes):
+            rows.append(_row(fabric, op, a, n, s, float(tm.time[i]), float(tm.bound[i]), tm.protocol[i], tm.bottleneck, factor))
+    chosen_for_util = None
+    for i, s in enumerate(sizes):
+        best = min(timings, key=lambda a: timings[a].time[i])
+        tm = timings[best]
+        row = _row(fabric, op, "auto", n, s, float(tm.time[i]), float(tm.bound[i]), tm.protocol[i], tm.bottleneck, factor)
+        row["chosen"] = best
+        rows.append(row)
+        chosen_for_util = (best, s)
+    util = {}
+    if chosen_for_util and n > 1:
+        best, s = chosen_for_util
+        tm = time_collective(fabric, op, best, n, [s])
+        util = link_utilization(fabric, tm, s)
+    return rows, {"phase": f"{op} {_human(chosen_for_util[1]) if chosen_for_util else ''} ({chosen_for_util[0] if chosen_for_util else ''})",
+                  "util": util}
+
+
+def _row(fabric, op, algorithm, n, size, t, bound, protocol, bottleneck: Term | None, factor) -> dict:
+    finite = math.isfinite(t) and t > 0
+    algbw = size / t / 1e9 if finite else 0.0
+    row = {"op": op, "algorithm": algorithm, "protocol": protocol, "ranks": n, "bytes": size,
+           "time_s": _r(t) if math.isfinite(t) else None,
+           "algbw_gb_per_s": _r(algbw), "busbw_gb_per_s": _r(algbw * factor),
+           "bound_time_s": _r(bound) if math.isfinite(bound) else None,
+           "bottleneck": None}
+    if bottleneck is not None and bottleneck.links:
+        # Name the weakest drawn link carrying the slowest term.
+        index = min(bottleneck.links, key=lambda i: fabric.links[i].cap)
+        link = fabric.links[index]
+        row["bottleneck"] = {"link": link.id, "tier": link.tier if link.tier != HOST else SCALE_OUT, "where": bottleneck.where}
+    return row
+
+
+def _human(size: int) -> str:
+    for unit, value in (("G", 2 ** 30), ("M", 2 ** 20), ("K", 2 ** 10)):
+        if size >= value and size % value == 0:
+            return f"{size // value}{unit}"
+    return f"{size}B"
+
+
+def _r(value: float) -> float:
+    return float(f"{value:.6g}") if value else 0.0

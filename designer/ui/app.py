@@ -1,0 +1,98 @@
+"""Starting the desktop app, and the offscreen `--screenshot` mode."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+
+def _parse_size(size: str | None) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in (size or "1600x1000").lower().split("x"))
+        if w < 200 or h < 150 or w > 10000 or h > 10000:
+            raise ValueError
+        return w, h
+    except ValueError:
+        raise SystemExit(f"cluster-designer: error: --size must be WIDTHxHEIGHT, e.g. 1600x1000, got '{size}'")
+
+
+def run_app(path: str | os.PathLike | None = None, screenshot: str | None = None, size: str = "1600x1000") -> int:
+    """Open the main window on `path`. With `screenshot`, render offscreen after the first
+    evaluation, write the window to that PNG and return 0 (1 if the evaluation failed)."""
+    if screenshot:
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    width, height = _parse_size(size)
+    from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from designer.model.catalog import default_catalog
+    from designer.model.errors import DesignerError
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Cluster Designer")
+    app.setOrganizationName("cluster-designer")
+    app.setApplicationDisplayName("Cluster Designer")
+    try:
+        catalog = default_catalog()
+    except DesignerError as exc:
+        print(f"cluster-designer: error: {exc}", file=sys.stderr)
+        return 2
+
+    from designer.ui.main_window import MainWindow
+
+    window = MainWindow(catalog)
+    window.resize(width, height)
+    if path is not None and not Path(path).exists():
+        print(f"cluster-designer: error: {path}: no such file", file=sys.stderr)
+        if screenshot:
+            return 2
+        path = None
+    if screenshot:
+        from designer.io.files import load_design
+
+        try:
+            design = load_design(path, catalog) if path else None
+        except DesignerError as exc:
+            print(f"cluster-designer: error: {exc}", file=sys.stderr)
+            return 2
+        outcome: dict = {}
+        window.evaluated.connect(lambda r: outcome.setdefault("ok", r))
+        window.evaluationFailed.connect(lambda m: outcome.setdefault("failed", m))
+        window.show()
+        if design is not None:
+            window.document.reset(design, path)
+            window.results.set_workload(design.settings.get("workload") if isinstance(design.settings.get("workload"), dict) else None)
+        else:
+            window.document.reset(window.document.design, None)
+        clock = QElapsedTimer()
+        clock.start()
+        while not outcome and clock.elapsed() < 600_000:
+            app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 50)
+        if "failed" in outcome:
+            print(f"cluster-designer: error: evaluation failed: {outcome['failed']}", file=sys.stderr)
+            window.scheduler.shutdown(timeout_s=5)
+            return 1
+        if not outcome:
+            print("cluster-designer: error: evaluation did not finish within 10 minutes", file=sys.stderr)
+            return 1
+        window.view.zoom_to_fit()
+        for _ in range(5):
+            app.processEvents()
+        image = window.grab()
+        window.document.undo_stack.setClean()
+        ok = image.save(str(screenshot), "PNG")
+        window.scheduler.shutdown(timeout_s=5)
+        window.close()
+        if not ok:
+            print(f"cluster-designer: error: cannot write {screenshot}", file=sys.stderr)
+            return 1
+        print(f"wrote {screenshot}")
+        return 0
+
+    window.show()
+    if path is not None:
+        QTimer.singleShot(0, lambda: window.open_path(path))
+    else:
+        window.document.reset(window.document.design, None)
+    return app.exec()

@@ -1,0 +1,230 @@
+"""The inspector: the selected item's or link's properties, editable with validation.
+
+An invalid value is refused in place: the field turns red, the reason shows under it, and the model
+is left unchanged. Each accepted edit is one undo step. The part's catalogue figures are read-only.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (QComboBox, QFormLayout, QLabel, QLineEdit, QScrollArea, QTableWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget, QAbstractItemView, QHeaderView)
+
+from designer.document.document import Document
+
+_BAD = "QLineEdit { border: 2px solid #d50000; background: #fff0f0; }"
+
+
+class Inspector(QWidget):
+    def __init__(self, document: Document, parent=None):
+        super().__init__(parent)
+        self.document = document
+        self.item_id: str | None = None
+        self.link_id: str | None = None
+        self.fields: dict[str, QWidget] = {}
+        self._refresh_pending = False
+        self._refreshing = False
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(6, 6, 6, 6)
+        self.title = QLabel("Nothing selected")
+        self.title.setWordWrap(True)
+        self.title.setStyleSheet("font-weight: bold;")
+        outer.addWidget(self.title)
+        self.form_host = QWidget()
+        self.form = QFormLayout(self.form_host)
+        self.form.setContentsMargins(0, 0, 0, 0)
+        self.form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        outer.addWidget(self.form_host)
+        self.error = QLabel("")
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("color: #b00020;")
+        self.error.hide()
+        outer.addWidget(self.error)
+        self.figures = QTableWidget(0, 2)
+        self.figures.setHorizontalHeaderLabels(["Catalogue figure", "Value"])
+        self.figures.verticalHeader().setVisible(False)
+        self.figures.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.figures.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        self.figures.horizontalHeader().setStretchLastSection(True)
+        self.figures.setWordWrap(True)
+        outer.addWidget(self.figures, 1)
+        document.changed.connect(self._on_changed)
+
+    # --- showing ---------------------------------------------------------------------------
+    def show_selection(self, item_ids: list[str], link_ids: list[str]) -> None:
+        self.item_id = item_ids[0] if len(item_ids) == 1 and not link_ids else None
+        self.link_id = link_ids[0] if len(link_ids) == 1 and not item_ids else None
+        self.refresh()
+
+    def _on_changed(self, change) -> None:
+        design = self.document.design
+        if (self.item_id and self.item_id not in design.items) or (self.link_id and self.link_id not in design.links):
+            self.item_id = self.link_id = None
+        # Deferred: the change may come from a field of this form, still inside its signal.
+        if not self._refresh_pending:
+            self._refresh_pending = True
+            QTimer.singleShot(0, self.refresh)
+
+    def _clear_form(self) -> None:
+        while self.form.rowCount():
+            self.form.removeRow(0)
+        self.fields = {}
+        self.error.hide()
+        self.figures.setRowCount(0)
+
+    def refresh(self) -> None:
+        self._refresh_pending = False
+        self._refreshing = True
+        try:
+            self._refresh()
+        finally:
+            self._refreshing = False
+
+    def _refresh(self) -> None:
+        self._clear_form()
+        design, catalog = self.document.design, self.document.catalog
+        if self.item_id:
+            item = design.items[self.item_id]
+            self.title.setText(f"{item.label}  ({item.kind})")
+            self._readonly("Id", item.id)
+            self._line("name", "Name", item.name, "Display name; F2 on the canvas renames in place")
+            if item.kind == "group":
+                self._line("count", "Count", str(item.count), "Copies this group stands for (1 – 1,000,000)")
+                self._readonly("Copies in total", f"{design.multiplicity(item.id):,}")
+            else:
+                self._readonly("Copies in total", f"{design.multiplicity(item.id):,}")
+            if item.part is not None:
+                combo = QComboBox()
+                parts = catalog.of_kind(item.kind)
+                for part in parts:
+                    combo.addItem(part.name, part.id)
+                if catalog.get(item.part) is None:
+                    combo.addItem(f"{item.part} (not in the catalogue)", item.part)
+                combo.setCurrentIndex(max(0, combo.findData(item.part)))
+                combo.activated.connect(lambda _i, c=combo: self._commit_item("part", c.currentData()))
+                self.form.addRow("Part", combo)
+                self.fields["part"] = combo
+                self._show_figures(item.part)
+            self._readonly("Position", f"{item.x:g}, {item.y:g}")
+            self._readonly("Links", str(len(design.links_of(item.id))))
+        elif self.link_id:
+            link = design.links[self.link_id]
+            a, b = design.items[link.a], design.items[link.b]
+            self.title.setText(f"Link {a.label} — {b.label}")
+            self._readonly("Id", link.id)
+            combo = QComboBox()
+            pa, pb = catalog.get(a.part), catalog.get(b.part)
+            media = [m for m in (pa.media if pa else ()) if pb is None or m in pb.media]
+            if link.medium not in media:
+                media.append(link.medium)
+            for m in media:
+                part = catalog.get(m)
+                combo.addItem(part.name if part else f"{m} (not in the catalogue)", m)
+            combo.setCurrentIndex(max(0, combo.findData(link.medium)))
+            combo.activated.connect(lambda _i, c=combo: self._commit_link("medium", c.currentData()))
+            self.form.addRow("Medium", combo)
+            self.fields["medium"] = combo
+            self._line("lanes", "Lanes", str(link.lanes), "Medium units bundled in this link (1 – 4096)")
+            try:
+                self._readonly("Physical links", f"{design.link_copies(link).instances:,}")
+            except Exception:  # noqa: BLE001
+                pass
+            self._show_figures(link.medium)
+        else:
+            self.title.setText("Nothing selected" if not self.item_id else "")
+
+    def _readonly(self, label: str, text: str) -> None:
+        value = QLabel(text)
+        value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        value.setWordWrap(True)
+        self.form.addRow(label, value)
+
+    def _line(self, key: str, label: str, text: str, tip: str) -> QLineEdit:
+        edit = QLineEdit(text)
+        edit.setToolTip(tip)
+        edit.setObjectName(f"inspector_{key}")
+        edit.editingFinished.connect(lambda k=key, e=edit: self._commit_text(k, e))
+        self.form.addRow(label, edit)
+        self.fields[key] = edit
+        return edit
+
+    def _show_figures(self, part_id: str) -> None:
+        part = self.document.catalog.get(part_id)
+        if part is None:
+            return
+        rows = []
+        for key, value in part.data.items():
+            if key in ("id", "kind"):
+                continue
+            if hasattr(value, "items"):
+                value = ", ".join(f"{k}: {v:g}" if isinstance(v, (int, float)) else f"{k}: {v}" for k, v in value.items())
+            elif isinstance(value, tuple):
+                value = ", ".join(map(str, value))
+            elif isinstance(value, float):
+                value = f"{value:g}"
+            rows.append((key.replace("_", " "), str(value)))
+        self.figures.setRowCount(len(rows))
+        for r, (k, v) in enumerate(rows):
+            self.figures.setItem(r, 0, QTableWidgetItem(k))
+            cell = QTableWidgetItem(v)
+            cell.setToolTip(v)
+            self.figures.setItem(r, 1, cell)
+        self.figures.resizeRowsToContents()
+
+    # --- editing ------------------------------------------------------------------------------
+    def _refuse(self, key: str, reason: str) -> None:
+        field = self.fields.get(key)
+        if isinstance(field, QLineEdit):
+            field.setStyleSheet(_BAD)
+        self.error.setText(reason)
+        self.error.show()
+
+    def _accept_field(self, key: str) -> None:
+        field = self.fields.get(key)
+        if isinstance(field, QLineEdit):
+            field.setStyleSheet("")
+        self.error.hide()
+
+    def _commit_text(self, key: str, edit: QLineEdit) -> None:
+        if self._refreshing:
+            return
+        text = edit.text().strip()
+        if self.item_id and key in ("name", "count"):
+            if key == "name":
+                if not text:
+                    return self._refuse(key, "A name cannot be empty")
+                self._commit_item("name", text)
+            else:
+                try:
+                    value = int(text.replace(",", "").replace("_", ""))
+                except ValueError:
+                    return self._refuse(key, f"Count must be a whole number, got '{text}'")
+                self._commit_item("count", value)
+        elif self.link_id and key == "lanes":
+            try:
+                value = int(text.replace(",", ""))
+            except ValueError:
+                return self._refuse(key, f"Lanes must be a whole number, got '{text}'")
+            self._commit_link("lanes", value)
+
+    def _commit_item(self, key: str, value) -> None:
+        item = self.document.design.items.get(self.item_id)
+        if item is None or getattr(item, key) == value:
+            self._accept_field(key)
+            return
+        reason = self.document.validate_item(self.item_id, **{key: value})
+        if reason:
+            return self._refuse(key, reason)
+        self._accept_field(key)
+        self.document.set_item(self.item_id, text=f"Set {key}", **{key: value})
+
+    def _commit_link(self, key: str, value) -> None:
+        link = self.document.design.links.get(self.link_id)
+        if link is None or getattr(link, key) == value:
+            self._accept_field(key)
+            return
+        reason = self.document.validate_link(self.link_id, **{key: value})
+        if reason:
+            return self._refuse(key, reason)
+        self._accept_field(key)
+        self.document.set_link(self.link_id, text=f"Set link {key}", **{key: value})

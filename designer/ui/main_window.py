@@ -1,0 +1,566 @@
+"""The main window: canvas in the middle, palette and inspector on the left, results on the right.
+
+Data flow (DESIGN.md): a gesture → an undo command in the Document → `Document.changed` → the scene
+updates the affected items, and the evaluation scheduler (debounced, one worker thread) is asked
+for a new evaluation of a snapshot → its `finished` result goes to the results panel and the
+canvas' link colours; stale results are dropped by the scheduler.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QMimeData, QSettings, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QIcon, QKeySequence
+from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter,
+                               QToolBar, QWidget)
+
+from designer.canvas.items import NodeItem
+from designer.canvas.scene import DesignScene
+from designer.canvas.view import DesignView
+from designer.document.document import Document
+from designer.io.files import SUFFIX, load_design, save_design
+from designer.model.catalog import Catalog, default_catalog
+from designer.model.design import Design
+from designer.model.errors import DesignerError
+from designer.paths import icons_dir
+from designer.ui.dialogs import ExampleGallery, example_rows, show_about
+from designer.ui.inspector import Inspector
+from designer.ui.palette import Palette
+
+ITEMS_MIME = "application/x-cluster-designer-items"
+MAX_RECENT = 8
+FILE_FILTER = "Cluster designs (*.cluster.json);;JSON files (*.json);;All files (*)"
+
+
+def _app_icon() -> QIcon:
+    path = icons_dir() / "cluster-designer.svg"
+    return QIcon(str(path)) if path.exists() else QIcon()
+
+
+class MainWindow(QMainWindow):
+    evaluated = Signal(object)  # the latest result shown
+    evaluationFailed = Signal(str)
+
+    def __init__(self, catalog: Catalog | None = None, debounce_ms: int = 250):
+        super().__init__()
+        from designer.ui.evaluation import EvaluationScheduler
+        from designer.ui.results import ResultsPanel
+
+        self.catalog = catalog or default_catalog()
+        self.settings = QSettings("cluster-designer", "Cluster Designer")
+        self.document = Document(Design(), self.catalog, parent=self)
+        self.scene = DesignScene(self.document, self)
+        self.view = DesignView(self.scene)
+        self.setCentralWidget(self.view)
+        self.setWindowIcon(_app_icon())
+        self.setAcceptDrops(True)
+        self.last_result: Any = None
+        self.workload: dict | None = None
+        self._paste_count = 0
+        self.evaluations = 0
+
+        # Docks: palette + inspector on the left, results on the right.
+        self.palette = Palette(self.catalog)
+        self.inspector = Inspector(self.document)
+        left = QSplitter(Qt.Orientation.Vertical)
+        left.addWidget(self.palette)
+        left.addWidget(self.inspector)
+        left.setSizes([430, 470])
+        self.left_dock = QDockWidget("Parts && properties", self)
+        self.left_dock.setObjectName("partsDock")
+        self.left_dock.setWidget(left)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.left_dock)
+        self.results = ResultsPanel()
+        self.results_dock = QDockWidget("Results", self)
+        self.results_dock.setObjectName("resultsDock")
+        self.results_dock.setWidget(self.results)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.results_dock)
+        self.resizeDocks([self.left_dock, self.results_dock], [280, 580], Qt.Orientation.Horizontal)
+
+        # Status bar: messages on the left, evaluation state on the right.
+        self.eval_label = QLabel("Not evaluated")
+        self.eval_label.setObjectName("evaluationState")
+        self.statusBar().addPermanentWidget(self.eval_label)
+
+        # Evaluation.
+        self.scheduler = EvaluationScheduler(catalog=self.catalog, debounce_ms=debounce_ms, parent=self)
+        self.scheduler.started.connect(self._on_eval_started)
+        self.scheduler.finished.connect(self._on_eval_finished)
+        self.scheduler.failed.connect(self._on_eval_failed)
+
+        # Wiring.
+        self.document.changed.connect(self._on_document_changed)
+        self.document.error.connect(self.show_message)
+        self.document.pathChanged.connect(self._update_title)
+        self.document.undo_stack.cleanChanged.connect(self._update_title)
+        self.scene.selectionChanged.connect(self._on_selection)
+        self.view.message.connect(self.show_message)
+        self.view.fileDropped.connect(self.open_path_interactive)
+        self.results.findingActivated.connect(self.select_finding)
+        self.results.workloadChanged.connect(self._on_workload)
+
+        self._build_actions()
+        self._build_menus()
+        self._update_title()
+        self._on_selection()
+
+    # --- actions -------------------------------------------------------------------------------
+    def _action(self, name: str, text: str, slot, shortcut=None, tip: str = "", icon: str | None = None,
+                checkable: bool = False) -> QAction:
+        action = QAction(text, self)
+        action.setObjectName(name)
+        if shortcut is not None:
+            if isinstance(shortcut, (list, tuple)):
+                action.setShortcuts([QKeySequence(s) for s in shortcut])
+            else:
+                action.setShortcut(QKeySequence(shortcut))
+        if tip:
+            action.setStatusTip(tip)
+            action.setToolTip(tip)
+        if icon:
+            path = icons_dir() / f"{icon}.svg"
+            if path.exists():
+                action.setIcon(QIcon(str(path)))
+        action.setCheckable(checkable)
+        if checkable:
+            action.toggled.connect(slot)
+        else:
+            action.triggered.connect(lambda _checked=False: slot())
+        self.addAction(action)
+        setattr(self, f"act_{name}", action)
+        return action
+
+    def _build_actions(self) -> None:
+        SK = QKeySequence.StandardKey
+        a = self._action
+        a("new", "&New", self.new_design, SK.New, "Start an empty design")
+        a("open", "&Open…", self.open_dialog, SK.Open, "Open a design file")
+        a("open_example", "Open &Example…", self.open_example_dialog, None, "Open one of the built-in example clusters")
+        a("save", "&Save", self.save, SK.Save, "Save the design")
+        a("save_as", "Save &As…", self.save_as, SK.SaveAs, "Save the design under a new name")
+        a("export_canvas", "Export Canvas &PNG…", self.export_canvas_png, None, "The whole canvas as a PNG, 2× scale, white background")
+        a("export_summary", "Export Summary &CSV…", self.export_summary_csv, None, "Metric, value, unit: the same rows as the summary table")
+        a("export_bom", "Export &BOM CSV…", self.export_bom_csv, None, "Bill of materials as CSV")
+        a("quit", "&Quit", self.close, SK.Quit, "Quit Cluster Designer")
+        stack = self.document.undo_stack
+        self.act_undo = stack.createUndoAction(self, "&Undo")
+        self.act_undo.setShortcut(QKeySequence(SK.Undo))
+        self.act_undo.setObjectName("undo")
+        self.act_redo = stack.createRedoAction(self, "&Redo")
+        self.act_redo.setShortcuts([QKeySequence(SK.Redo), QKeySequence("Ctrl+Shift+Z")])
+        self.act_redo.setObjectName("redo")
+        self.addAction(self.act_undo)
+        self.addAction(self.act_redo)
+        a("cut", "Cu&t", self.cut, SK.Cut)
+        a("copy", "&Copy", self.copy, SK.Copy)
+        a("paste", "&Paste", self.paste, SK.Paste)
+        a("duplicate", "D&uplicate", self.duplicate, "Ctrl+D", "Copy the selection with its internal links")
+        a("delete", "&Delete", self.delete_selection, [QKeySequence(SK.Delete), QKeySequence("Backspace")],
+          "Delete the selection with its contents and links")
+        a("select_all", "Select &All", self.select_all, SK.SelectAll)
+        a("group", "&Group", self.group_selection, "Ctrl+G", "Wrap the selection in a group", icon="group")
+        a("ungroup", "U&ngroup", self.ungroup_selection, "Ctrl+Shift+G", "Dissolve the selected groups")
+        a("rename", "&Rename", self.rename_selection, "F2", "Rename the selected item in place")
+        a("link_tool", "&Link Tool", self._set_link_tool, "L",
+          "Drag from one item to another to link them (or Shift-drag without the tool)", icon="link", checkable=True)
+        a("zoom_in", "Zoom &In", lambda: self.view.zoom(1.25), [QKeySequence(SK.ZoomIn), QKeySequence("Ctrl+=")])
+        a("zoom_out", "Zoom &Out", lambda: self.view.zoom(0.8), SK.ZoomOut)
+        a("zoom_fit", "Zoom to &Fit", self.view.zoom_to_fit, "Ctrl+0", "Show the whole design")
+        a("about", "&About Cluster Designer", lambda: show_about(self, self.catalog))
+        for name in ("cut", "copy", "paste", "duplicate", "delete", "select_all", "group", "ungroup", "rename",
+                     "undo", "redo"):
+            getattr(self, f"act_{name}").setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            self.view.addAction(getattr(self, f"act_{name}"))
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        for name in ("new", "open", "open_example"):
+            file_menu.addAction(getattr(self, f"act_{name}"))
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self._fill_recent_menu()
+        file_menu.addSeparator()
+        file_menu.addAction(self.act_save)
+        file_menu.addAction(self.act_save_as)
+        file_menu.addSeparator()
+        file_menu.addAction(self.act_export_canvas)
+        self.plot_menu = file_menu.addMenu("Export P&lot PNG")
+        self.plot_actions: dict[str, QAction] = {}
+        for name in self.results.plot_names():
+            act = QAction(f"{name.capitalize()} plot…", self)
+            act.setObjectName(f"export_plot_{name}")
+            act.triggered.connect(lambda _c=False, n=name: self.export_plot_png(n))
+            self.plot_menu.addAction(act)
+            self.plot_actions[name] = act
+        file_menu.addAction(self.act_export_summary)
+        file_menu.addAction(self.act_export_bom)
+        file_menu.addSeparator()
+        file_menu.addAction(self.act_quit)
+
+        edit = bar.addMenu("&Edit")
+        edit.addAction(self.act_undo)
+        edit.addAction(self.act_redo)
+        edit.addSeparator()
+        for name in ("cut", "copy", "paste", "duplicate", "delete"):
+            edit.addAction(getattr(self, f"act_{name}"))
+        edit.addSeparator()
+        for name in ("select_all", "group", "ungroup", "rename", "link_tool"):
+            edit.addAction(getattr(self, f"act_{name}"))
+
+        view = bar.addMenu("&View")
+        for name in ("zoom_in", "zoom_out", "zoom_fit"):
+            view.addAction(getattr(self, f"act_{name}"))
+        view.addSeparator()
+        view.addAction(self.left_dock.toggleViewAction())
+        view.addAction(self.results_dock.toggleViewAction())
+
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self.act_about)
+
+        tools = QToolBar("Main")
+        tools.setObjectName("mainToolbar")
+        tools.setIconSize(QSize(18, 18))
+        tools.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        for name in ("new", "open", "open_example", "save", None, "undo", "redo", None, "delete", "duplicate",
+                     "group", "link_tool", None, "zoom_fit", None, "export_canvas", "export_summary", "export_bom"):
+            if name is None:
+                tools.addSeparator()
+            else:
+                tools.addAction(getattr(self, f"act_{name}"))
+        tools.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.addToolBar(tools)
+        self.toolbar = tools
+
+    # --- title, status ---------------------------------------------------------------------------
+    def _update_title(self, *_args) -> None:
+        self.setWindowTitle(f"{self.document.display_name}[*] — Cluster Designer")
+        self.setWindowModified(self.document.is_modified())
+
+    def show_message(self, text: str, timeout_ms: int = 8000) -> None:
+        self.statusBar().showMessage(text, timeout_ms)
+
+    # --- selection ------------------------------------------------------------------------------------
+    def _on_selection(self) -> None:
+        items, links = self.scene.selected_ids(), self.scene.selected_link_ids()
+        self.inspector.show_selection(items, links)
+        has = bool(items or links)
+        for name in ("cut", "copy", "duplicate"):
+            getattr(self, f"act_{name}").setEnabled(bool(items))
+        self.act_delete.setEnabled(has)
+        self.act_group.setEnabled(bool(items))
+        self.act_rename.setEnabled(len(items) == 1)
+        self.act_ungroup.setEnabled(any(self.document.design.items[i].kind == "group" for i in items
+                                        if i in self.document.design.items))
+
+    def select_finding(self, item_id: str) -> None:
+        target = self.scene.nodes.get(item_id) or self.scene.link_items.get(item_id)
+        if target is None:
+            self.show_message(f"'{item_id}' is not on the canvas")
+            return
+        self.scene.select_ids([item_id])
+        self.view.ensureVisible(target.sceneBoundingRect(), 60, 60)
+
+    # --- evaluation ----------------------------------------------------------------------------------
+    def _on_document_changed(self, change) -> None:
+        if change.reset:
+            self.scheduler.request_now(self.document.design.snapshot(), self.workload)
+        else:
+            self.scheduler.request(self.document.design.snapshot(), self.workload)
+
+    def _on_workload(self, workload: dict) -> None:
+        self.workload = dict(workload)
+        self.scheduler.request(self.document.design.snapshot(), self.workload)
+
+    def _on_eval_started(self, generation: int) -> None:
+        self.eval_label.setText(self._eval_text("Evaluating…"))
+        self.results.show_state("Evaluating…")
+
+    def _eval_text(self, state: str) -> str:
+        last = self.scheduler.last_duration_s
+        return state if last is None else f"{state}  (last evaluation {last * 1000:,.0f} ms)"
+
+    def _on_eval_finished(self, generation: int, result) -> None:
+        self.last_result = result
+        self.evaluations += 1
+        self.results.show_result(result)
+        self.scene.apply_result(result)
+        self.view.viewport().update()
+        errors = sum(1 for f in result.get("lint", ()) if f["severity"] == "error") if hasattr(result, "get") else 0
+        state = f"Evaluated in {self.scheduler.last_duration_s * 1000:,.0f} ms"
+        if errors:
+            state += f" · {errors} lint error{'s' if errors != 1 else ''}"
+        self.eval_label.setText(state)
+        self.evaluated.emit(result)
+
+    def _on_eval_failed(self, generation: int, message: str) -> None:
+        self.eval_label.setText("Evaluation failed")
+        self.results.show_state(f"Evaluation failed: {message}")
+        self.show_message(f"Evaluation failed: {message}", 0)
+        self.evaluationFailed.emit(message)
+
+    # --- files ------------------------------------------------------------------------------------------
+    def maybe_save(self) -> bool:
+        """True if it is fine to drop the current design (saved, discarded, or unchanged)."""
+        if not self.document.is_modified():
+            return True
+        answer = QMessageBox.question(
+            self, "Unsaved changes", f"Save the changes to “{self.document.display_name}” before closing it?",
+            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Save)
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save()
+        return answer == QMessageBox.StandardButton.Discard
+
+    def new_design(self) -> None:
+        if self.maybe_save():
+            self.document.reset(Design(name="Untitled"), None)
+            self.results.set_workload(None)
+            self.workload = None
+
+    def open_path(self, path: str | os.PathLike) -> bool:
+        """Load a design; on failure show the loader's message and keep the open design."""
+        try:
+            design = load_design(path, self.catalog)
+        except (DesignerError, OSError, ValueError) as exc:
+            QMessageBox.warning(self, "Cannot open design", str(exc))
+            return False
+        self.document.reset(design, path)
+        workload = design.settings.get("workload") if isinstance(design.settings, dict) else None
+        self.workload = dict(workload) if isinstance(workload, dict) else None
+        self.results.set_workload(self.workload)
+        self._add_recent(str(path))
+        QTimer.singleShot(0, self.view.zoom_to_fit)
+        self.view.zoom_to_fit()
+        self.show_message(f"Opened {path}")
+        return True
+
+    def open_path_interactive(self, path: str) -> bool:
+        if not self.maybe_save():
+            return False
+        return self.open_path(path)
+
+    def open_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open design", self._last_dir(), FILE_FILTER)
+        if path:
+            self.open_path_interactive(path)
+
+    def open_example_dialog(self) -> None:
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            rows = example_rows(self.catalog)
+        finally:
+            QApplication.restoreOverrideCursor()
+        dialog = ExampleGallery(rows, self)
+        if dialog.exec() and dialog.chosen:
+            self.open_path_interactive(dialog.chosen)
+
+    def save(self) -> bool:
+        if not self.document.path or not self.document.path.endswith(".json"):
+            return self.save_as()
+        return self.save_to(self.document.path)
+
+    def save_as(self) -> bool:
+        suggested = self.document.path or str(Path(self._last_dir()) / f"{_slug(self.document.design.name)}{SUFFIX}")
+        path, _ = QFileDialog.getSaveFileName(self, "Save design as", suggested, FILE_FILTER)
+        if not path:
+            return False
+        if not path.endswith(".json"):
+            path += SUFFIX
+        return self.save_to(path)
+
+    def save_to(self, path: str) -> bool:
+        try:
+            save_design(self.document.design, path)
+        except (DesignerError, OSError) as exc:
+            QMessageBox.warning(self, "Cannot save design", str(exc))
+            return False
+        self.document.set_path(path)
+        self.document.undo_stack.setClean()
+        self._add_recent(path)
+        self.show_message(f"Saved {path}")
+        return True
+
+    def _last_dir(self) -> str:
+        if self.document.path:
+            return str(Path(self.document.path).parent)
+        return str(Path.home())
+
+    def recent_files(self) -> list[str]:
+        value = self.settings.value("recentFiles", [])
+        if isinstance(value, str):
+            value = [value]
+        return [v for v in (value or []) if v]
+
+    def _add_recent(self, path: str) -> None:
+        path = str(Path(path).resolve())
+        files = [path] + [p for p in self.recent_files() if p != path]
+        self.settings.setValue("recentFiles", files[:MAX_RECENT])
+        self._fill_recent_menu()
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        files = self.recent_files()
+        for path in files:
+            act = self.recent_menu.addAction(Path(path).name)
+            act.setToolTip(path)
+            act.setStatusTip(path)
+            act.triggered.connect(lambda _c=False, p=path: self.open_path_interactive(p))
+        if not files:
+            empty = self.recent_menu.addAction("No recent files")
+            empty.setEnabled(False)
+
+    # --- exports ---------------------------------------------------------------------------------------
+    def _save_path(self, title: str, default_name: str, filter_: str) -> str | None:
+        path, _ = QFileDialog.getSaveFileName(self, title, str(Path(self._last_dir()) / default_name), filter_)
+        return path or None
+
+    def export_canvas_png(self, path: str | None = None) -> str | None:
+        path = path or self._save_path("Export canvas as PNG", f"{_slug(self.document.display_name)}.png", "PNG images (*.png)")
+        if not path:
+            return None
+        try:
+            self.view.render_png(path, 2.0)
+        except OSError as exc:
+            QMessageBox.warning(self, "Cannot export", str(exc))
+            return None
+        self.show_message(f"Wrote {path}")
+        return path
+
+    def export_plot_png(self, name: str, path: str | None = None) -> str | None:
+        path = path or self._save_path(f"Export {name} plot as PNG", f"{_slug(self.document.display_name)}-{name}.png",
+                                       "PNG images (*.png)")
+        if not path:
+            return None
+        try:
+            self.results.export_plot_png(name, path)
+        except OSError as exc:
+            QMessageBox.warning(self, "Cannot export", str(exc))
+            return None
+        self.show_message(f"Wrote {path}")
+        return path
+
+    def _export_text(self, kind: str, path: str | None) -> str | None:
+        from designer.io.exports import bom_csv, summary_csv, write_export
+
+        if self.last_result is None:
+            self.show_message("Nothing to export yet: the design has not been evaluated")
+            return None
+        suffix = "summary" if kind == "summary" else "bom"
+        path = path or self._save_path(f"Export {suffix} CSV", f"{_slug(self.document.display_name)}-{suffix}.csv",
+                                       "CSV files (*.csv)")
+        if not path:
+            return None
+        text = summary_csv(self.last_result) if kind == "summary" else bom_csv(self.last_result)
+        try:
+            write_export(path, text)
+        except DesignerError as exc:
+            QMessageBox.warning(self, "Cannot export", str(exc))
+            return None
+        self.show_message(f"Wrote {path}")
+        return path
+
+    def export_summary_csv(self, path: str | None = None) -> str | None:
+        return self._export_text("summary", path)
+
+    def export_bom_csv(self, path: str | None = None) -> str | None:
+        return self._export_text("bom", path)
+
+    # --- editing --------------------------------------------------------------------------------------------
+    def delete_selection(self) -> None:
+        items, links = self.scene.selected_ids(), self.scene.selected_link_ids()
+        if not items and not links:
+            return
+        n = len(items) + len(links)
+        self.document.remove(items, links, text=f"Delete {n} items" if n > 1 else "Delete")
+
+    def copy(self) -> bool:
+        items = self.scene.selected_ids()
+        if not items:
+            return False
+        fragment = self.document.fragment(items)
+        mime = QMimeData()
+        mime.setData(ITEMS_MIME, json.dumps(fragment).encode("utf-8"))
+        mime.setText(", ".join(self.document.design.items[r].label for r in fragment["roots"]))
+        QApplication.clipboard().setMimeData(mime)
+        self._paste_count = 0
+        self.show_message(f"Copied {len(fragment['items'])} items and {len(fragment['links'])} links")
+        return True
+
+    def cut(self) -> None:
+        if self.copy():
+            self.document.remove(self.scene.selected_ids(), text="Cut")
+
+    def paste(self) -> list[str]:
+        mime = QApplication.clipboard().mimeData()
+        if mime is None or not mime.hasFormat(ITEMS_MIME):
+            self.show_message("Nothing to paste")
+            return []
+        fragment = json.loads(bytes(mime.data(ITEMS_MIME)).decode("utf-8"))
+        self._paste_count += 1
+        offset = 40.0 * self._paste_count
+        new = self.document.paste(fragment, (offset, offset))
+        self.scene.select_ids(new)
+        return new
+
+    def duplicate(self) -> list[str]:
+        items = self.scene.selected_ids()
+        if not items:
+            return []
+        new = self.document.paste(self.document.fragment(items), (40.0, 40.0), text="Duplicate")
+        self.scene.select_ids(new)
+        return new
+
+    def select_all(self) -> None:
+        for node in self.scene.nodes.values():
+            node.setSelected(True)
+
+    def group_selection(self) -> None:
+        group_id = self.document.group(self.scene.selected_ids())
+        if group_id:
+            self.scene.select_ids([group_id])
+
+    def ungroup_selection(self) -> None:
+        design = self.document.design
+        groups = [i for i in self.scene.selected_ids() if design.items[i].kind == "group"]
+        children = [c.id for g in groups for c in design.children(g)]
+        if self.document.ungroup(groups):
+            self.scene.select_ids(children)
+
+    def rename_selection(self) -> None:
+        items = self.scene.selected_ids()
+        if len(items) == 1:
+            self.view.start_rename(items[0])
+
+    def _set_link_tool(self, on: bool) -> None:
+        self.view.link_tool = bool(on)
+        self.show_message("Link tool: drag from one item to another" if on else "Link tool off", 4000)
+
+    # --- window events --------------------------------------------------------------------------------------
+    def dragEnterEvent(self, event) -> None:
+        if any(u.toLocalFile().endswith(".json") for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        files = [u.toLocalFile() for u in event.mimeData().urls() if u.toLocalFile().endswith(".json")]
+        if files:
+            event.acceptProposedAction()
+            QTimer.singleShot(0, lambda: self.open_path_interactive(files[0]))
+
+    def closeEvent(self, event) -> None:
+        if self.maybe_save():
+            self.scheduler.shutdown(timeout_s=5)
+            event.accept()
+        else:
+            event.ignore()
+
+
+def _slug(name: str) -> str:
+    out = "".join(c.lower() if c.isalnum() else "-" for c in name).strip("-")
+    while "--" in out:
+        out = out.replace("--", "-")
+    return out or "design"
