@@ -89,6 +89,45 @@ def write_big_design(path, servers: int = 870, catalog=None) -> int:
         ids = b.server(f"n{s}", "dgx-h100", None, x=col * 640, y=row * 400)
         if s % 30 == 0:
             leaves.append(b.item(f"leaf{row}", "switch", "qm9700", None, name=f"Leaf {row}", x=-300, y=row * 400))
-        b.link(ids["nics"][0], leaves[-1], "ib-ndr")
+            if row == 0:
+                spine = b.item("spine", "switch", "qm9700", None, name="Spine", x=-600, y=0)
+            b.link(leaves[-1], spine, "ib-ndr", 2)
+        for nic in ids["nics"]:
+            b.link(nic, leaves[-1], "ib-ndr")
     save_design(design, path)
     return len(design.items)
+
+
+# --- GUI fixtures ---------------------------------------------------------------------------------
+import pytest  # noqa: E402
+
+os.environ.setdefault("XDG_CONFIG_HOME", tempfile.mkdtemp(prefix="cluster-designer-test-config-"))
+
+
+@pytest.fixture
+def make_window(qtbot, monkeypatch):
+    """A shown main window (1400×900) on a design; closing never blocks on a question."""
+    from PySide6.QtWidgets import QMessageBox
+
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.Discard))
+    windows = []
+
+    def make(design=None, debounce_ms: int = 10):
+        from designer.ui.main_window import MainWindow
+
+        catalog = gui_catalog()
+        window = MainWindow(catalog, debounce_ms=debounce_ms)
+        qtbot.addWidget(window)
+        window.resize(1400, 900)
+        window.show()
+        qtbot.waitExposed(window)
+        if design is not None:
+            window.document.reset(design, None)
+            window.view.zoom_to_fit()
+        windows.append(window)
+        return window
+
+    yield make
+    for window in windows:
+        window.document.undo_stack.setClean()
+        window.scheduler.shutdown(timeout_s=10)

@@ -335,10 +335,14 @@ class DesignScene(QGraphicsScene):
         before = {n: n.pos() for n in self.selectedItems() if isinstance(n, NodeItem)}
         super().mouseMoveEvent(event)  # Qt moves the selected items from where the drag began
         moved = [n for n, p in before.items() if n.pos() != p]
-        for node in moved:
-            snapped = self.snap(node.pos())
-            if snapped != node.pos():
-                node.setPos(snapped)
+        # The item under the mouse lands on the grid; the others keep their offsets from it.
+        anchor = grabber if grabber in before else (moved[0] if moved else None)
+        if anchor is not None and moved:
+            target = self.snap(anchor.pos())
+            delta = target - anchor.pos()
+            if delta != QPointF(0, 0):
+                for node in moved:
+                    node.setPos(node.pos() + delta)
         for node in moved:
             if node.pos() != before[node]:
                 self.node_moved(node)

@@ -230,15 +230,15 @@ class Document(QObject):
         return link_id
 
     def validate_item(self, item_id: str, **changes) -> str | None:
-        """The model's reason for refusing a change, or None if it would be accepted."""
+        """The model's reason for refusing a change, or None if it would be accepted. The design
+        is left as it was (the change is tried and rolled back, without signals)."""
+        old = self.design.items[item_id]
         try:
-            apply_ops(self.design, [("update_item", self.design.items[item_id], replace(self.design.items[item_id], **changes))])
-        except DesignerError as exc:
+            new = replace(old, **changes)
+            apply_ops(self.design, [("update_item", old, new)])
+        except (DesignerError, TypeError, ValueError) as exc:
             return str(exc)
-        except (TypeError, ValueError) as exc:
-            return str(exc)
-        # Undo the trial without signals.
-        apply_ops(self.design, [("update_item", replace(self.design.items[item_id], **changes), self.design.items[item_id])])
+        apply_ops(self.design, [("update_item", new, old)])
         return None
 
     def validate_link(self, link_id: str, **changes) -> str | None:

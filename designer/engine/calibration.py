@@ -63,9 +63,6 @@ NVLS_STEPS = 2
 # network Simple hop latency above, plus NCCL's base (8.4 µs). No measurement in the reference.
 SHARP_BASE_LATENCY = 8.4 * US
 
-# Point-to-point (pipeline) transfer: NCCL Simple base latency plus one network hop.
-P2P_LATENCY = 8.4 * US + 14.0 * US
-
 # --- training --------------------------------------------------------------------------------------
 
 # Achieved fraction of dense BF16 peak in transformer layers as a function of the hidden size h:

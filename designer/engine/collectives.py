@@ -76,9 +76,7 @@ def layout(fabric: Fabric, n: int, stride: int = 1, concurrent: bool = False) ->
     crossings = []
     for b, r in fabric.boundary_for(n, stride):
         if r < n:
-            c = max(1.0, b.accelerators / (r * max(1, stride))) * max(1, stride) / max(1, stride) if concurrent else 1.0
-            if concurrent:
-                c = max(1.0, b.accelerators / r)
+            c = max(1.0, b.accelerators / r) if concurrent else 1.0  # groups of this kind sharing the cut
             crossings.append((b, r, c))
     return Layout(n, stride, r_dom, m, crossings)
 

@@ -4,15 +4,27 @@ from __future__ import annotations
 
 import time
 
+from designer.engine import collectives as coll
 from designer.engine import inventory as inv
+from designer.engine import training as train
+from designer.engine import workloads
+from designer.engine.network import build_fabric, network_summary
 from designer.engine.result import Result, freeze
 from designer.model.catalog import Catalog, default_catalog
 from designer.model.design import Design
+from designer.model.errors import DesignerError
 from designer.model.lint import lint
+
+DEFAULT_SIZES = (2 ** 20, 16 * 2 ** 20, 256 * 2 ** 20, 2 ** 30, 8 * 2 ** 30)
 
 
 def evaluate(design: Design, catalog: Catalog | None = None, workload: dict | None = None) -> Result:
-    """Evaluate a design. The design is read, never changed; pass a snapshot if it may change."""
+    """Evaluate a design. The design is read, never changed; pass a snapshot if it may change.
+
+    `workload`: {"collective": {op, sizes, algorithm, ranks}, "training": {model, plan,
+    global_batch, seq, tokens}}; None means the design's `settings["workload"]` or the defaults
+    (allreduce over all accelerators at 1M..8G, algorithm auto; a preset sized to the design with
+    plan auto)."""
     started = time.perf_counter()
     catalog = catalog or default_catalog()
     copies = inv.multiplicities(design)
@@ -28,4 +40,49 @@ def evaluate(design: Design, catalog: Catalog | None = None, workload: dict | No
         "cost": inv.cost(bom),
         "lint": [finding.as_dict() for finding in lint(design, catalog)],
     }
+    sections.update(performance(design, catalog, workload, copies))
     return Result(freeze(sections), seconds=time.perf_counter() - started)
+
+
+def performance(design: Design, catalog: Catalog, workload: dict | None, copies: dict | None = None) -> dict:
+    """The network, collectives, training and utilization sections."""
+    workload = workload if workload is not None else (design.settings.get("workload") or {})
+    fabric = build_fabric(design, catalog, copies)
+    out = {"network": network_summary(fabric)}
+    if fabric.rep is None:
+        return {**out, "collectives": [], "training": {"fits": False, "why": "the design has no accelerators"},
+                "utilization": {"gpus": [], "phases": []}}
+    spec = dict(workload.get("collective") or {})
+    op = spec.get("op", "allreduce")
+    sizes = spec.get("sizes") or DEFAULT_SIZES
+    sizes = [coll.parse_size(s) if isinstance(s, str) else int(s) for s in sizes]
+    rows, link_util = coll.collective_rows(fabric, op, sizes, spec.get("algorithm", "auto"), spec.get("ranks"))
+    out["collectives"] = rows
+    phases = []
+    if link_util.get("util") is not None:
+        phases.append(train.link_phase(fabric, link_util["phase"], link_util["util"]))
+    tspec = dict(workload.get("training") or {})
+    model = tspec.get("model")
+    if isinstance(model, str):
+        model = workloads.resolve(model)
+    if model is None:
+        name = workloads.default_preset(fabric.total_accelerators)
+        model = workloads.resolve(name)
+        if "global_batch" not in tspec:
+            # Big enough that the default plan search has room: at least one sequence per 32 GPUs.
+            model["global_batch"] = max(model["global_batch"], -(-fabric.total_accelerators // 32))
+    else:
+        model = dict(model)
+    for key in ("global_batch", "seq", "tokens"):
+        if tspec.get(key) is not None:
+            model[key] = tspec[key]
+    try:
+        model = workloads.custom(model, model.get("name", "workload"))
+        training, util = train.training(fabric, {"model": model, "plan": tspec.get("plan", "auto")})
+    except train.PlanError:
+        raise
+    except DesignerError as exc:
+        training, util = {"fits": False, "why": str(exc), "plan": tspec.get("plan")}, {}
+    out["training"] = training
+    out["utilization"] = {"gpus": util.get("gpus", []), "phases": phases + util.get("phases", [])}
+    return out

@@ -40,6 +40,7 @@ def summary_rows(result: Result) -> list[tuple[str, Any, str]]:
     rows.append(("Power", power["total_kw"], "kW"))
     if cost.get("total_usd") is not None:
         rows.append(("Cost (priced parts)", cost["total_usd"], "USD"))
+    rows += performance_rows(result)
     for extra in result.get("summary_extra", ()) or ():
         rows.append(tuple(extra))
     lint = result["lint"]
@@ -56,3 +57,51 @@ def format_value(value: Any) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
+
+
+def performance_rows(result: Result) -> list[tuple[str, Any, str]]:
+    """Network, collective and training rows (present when the engine computed them)."""
+    rows: list[tuple[str, Any, str]] = []
+    network = result.get("network")
+    if network and network.get("tiers"):
+        up, out = network["tiers"].get("scale-up", {}), network["tiers"].get("scale-out", {})
+        rows.append(("Scale-up bandwidth per accelerator", up.get("injection_gb_per_s"), "GB/s"))
+        rows.append(("Scale-up domain", up.get("domain_accelerators"), "accelerators"))
+        if out.get("media"):
+            rows.append(("Scale-out bandwidth per accelerator", out.get("injection_gb_per_s"), "GB/s"))
+            if out.get("bisection_gb_per_s") is not None:
+                rows.append(("Scale-out bisection bandwidth", out.get("bisection_gb_per_s"), "GB/s"))
+            for tier in out.get("oversubscription", ()):
+                if tier.get("oversubscription") is not None:
+                    rows.append((f"Oversubscription at {tier['name']}", tier["oversubscription"], ":1"))
+        if network.get("diameter_hops") is not None:
+            rows.append(("Diameter", network["diameter_hops"], "hops"))
+    for row in result.get("collectives", ()) or ():
+        if row["algorithm"] != "auto" or row.get("time_s") is None:
+            continue
+        size = _size_label(row["bytes"])
+        rows.append((f"{row['op']} {size} ({row['chosen']}) busbw", row["busbw_gb_per_s"], "GB/s"))
+    training = result.get("training")
+    if training and training.get("model"):
+        rows.append(("Training model", training["model"], ""))
+        plan = training.get("plan") or {}
+        if isinstance(plan, dict) and "tp" in plan:
+            rows.append(("Training plan", f"tp={plan['tp']} pp={plan['pp']} dp={plan['dp']} mb={plan['mb']} "
+                                          f"{plan['recompute']} zero={plan['zero']}", ""))
+        if training.get("fits"):
+            rows += [("Training step time", training["step_time_s"], "s"),
+                     ("Training TFLOP/s per GPU", training["tflops_per_gpu"], "TFLOP/s"),
+                     ("Training MFU", training["mfu"], "fraction"),
+                     ("Training tokens per second", training["tokens_per_s"], "tokens/s"),
+                     ("Days to train", training["days"], "days"),
+                     ("Memory per GPU", training["memory_per_gpu_gb"]["total"], "GB")]
+        else:
+            rows.append(("Training fits in memory", "no", training.get("why") or ""))
+    return rows
+
+
+def _size_label(size: int) -> str:
+    for unit, value in (("G", 2 ** 30), ("M", 2 ** 20), ("K", 2 ** 10)):
+        if size >= value and size % value == 0:
+            return f"{size // value}{unit}"
+    return f"{size} B"

@@ -16,6 +16,7 @@ def result_table(result: Result) -> str:
     for extra in result.get("report_sections", ()) or ():
         lines.append("")
         lines.extend(extra)
+    lines += performance_sections(result)
     per_rack = result["power"]["per_rack"]
     if per_rack:
         lines += ["", "Power per rack"]
@@ -29,3 +30,26 @@ def result_table(result: Result) -> str:
     if len(lint) > 50:
         lines.append(f"  … and {len(lint) - 50} more")
     return "\n".join(lines) + "\n"
+
+
+def performance_sections(result: Result) -> list[str]:
+    lines: list[str] = []
+    rows = [r for r in (result.get("collectives") or ()) if r.get("time_s") is not None]
+    if rows:
+        lines += ["", "Collectives (busbw GB/s; time)"]
+        for r in rows:
+            algo = f"auto→{r['chosen']}" if r["algorithm"] == "auto" else r["algorithm"]
+            neck = r.get("bottleneck") or {}
+            lines.append(f"  {r['op']:<10} {algo:<18} {r['ranks']:>8,} ranks {r['bytes']:>14,} B  "
+                         f"{r['busbw_gb_per_s']:>9.1f}  {r['time_s'] * 1e3:>10.3f} ms  bottleneck {neck.get('link', '-')} ({neck.get('tier', '-')})")
+    training = result.get("training")
+    if training and "fits" in training:
+        lines += ["", f"Training: {training.get('model') or ''}"]
+        if training.get("fits"):
+            for key in ("step_time_s", "compute_s", "exposed_tp_s", "exposed_pp_s", "exposed_dp_s", "bubble_s"):
+                lines.append(f"  {key[:-2].replace('_', ' '):<14} {training[key]:.4g} s")
+            mem = training["memory_per_gpu_gb"]
+            lines.append("  memory per GPU " + ", ".join(f"{k} {v:.1f} GB" for k, v in mem.items()))
+        else:
+            lines.append(f"  does not fit: {training.get('why')}")
+    return lines

@@ -38,7 +38,9 @@ def _platform_values(p: dict, catalog: Catalog) -> tuple[str, int, str | None, i
 
 def _servers_per_rack(p: dict, catalog: Catalog, nodes: int) -> int:
     if p["servers_per_rack"]:
-        return p["servers_per_rack"]
+        # As asked, or (for a block that does not split into such racks) the largest count below it that does.
+        wanted = min(p["servers_per_rack"], nodes)
+        return max(d for d in range(1, wanted + 1) if nodes % d == 0)
     from designer.model.power import chassis_power_w
 
     platform, rack = catalog[p["platform"]], catalog[p["rack"]]
@@ -309,8 +311,17 @@ def _build_torus(p: dict, catalog: Catalog) -> Design:
     blocks = math.prod(dims) // per_block
     platform = catalog[p["platform"]]
     per_host = max(1, int(p["gpus_per_node"] or platform.number("accelerator_slots")))
+    host_block = _parse_dims(p["host_block"], "host_block") if p["host_block"] else None
+    if host_block is not None:
+        if len(host_block) != len(block) or any(k % h for k, h in zip(block, host_block)):
+            raise TopologyError(f"torus: parameter 'host_block' ({p['host_block']}) must divide 'block' in every dimension")
+        per_host = math.prod(host_block)
     if per_block % per_host:
         raise TopologyError(f"torus: a block of {per_block} chips does not split into hosts of {per_host}")
+    hosts_per_block = per_block // per_host
+    per_rack = p["hosts_per_rack"] or hosts_per_block
+    if p["rack"] and hosts_per_block % per_rack:
+        raise TopologyError(f"torus: parameter 'hosts_per_rack' ({per_rack}) must divide the {hosts_per_block} hosts of a block")
     wrap = bool(p["wrap"])
     shape = "×".join(map(str, dims))
     design = new_design(p["name"] or f"{len(dims)}D torus {shape} of {gpu_part.name}",
@@ -318,34 +329,50 @@ def _build_torus(p: dict, catalog: Catalog) -> Design:
                         + (f" joined through {p['switch']} circuit switches" if blocks > 1 else "")
                         + ("; wrap-around links" if wrap else "; open mesh") + ".", "torus", p)
     b = Builder(design, catalog)
+    # A chip's scale-up lanes shared over its 2 neighbours per dimension (TPU v4: 6 ICI links, one
+    # per neighbour; Dojo D1: 576 SerDes lanes, 144 per edge of a 2D mesh).
+    lanes = max(1, int(gpu_part.number("scale_up_lanes", 1)) // (2 * len(dims)))
     parent = b.group("block", blocks, None, name=f"{blocks} blocks") if blocks > 1 else None
     chips = {}
     coords = list(_coordinates(block))
+    host_grid = [k // h for k, h in zip(block, host_block)] if host_block else None
     for index, coord in enumerate(coords):
-        host = index // per_host
+        if host_block:
+            host = _face_index([c // h for c, h in zip(coord, host_block)], host_grid)
+            slot = _face_index([c % h for c, h in zip(coord, host_block)], list(host_block))
+        else:
+            host, slot = index // per_host, index % per_host
         server_id = f"host{host}"
         if server_id not in design.items:
-            b.item(server_id, "server", platform.id, parent, name=f"Host {host}", x=160 * (host % 4), y=160 * (host // 4))
+            host_parent = parent
+            if p["rack"]:
+                rack_id = f"rack{host // per_rack}"
+                if rack_id not in design.items:
+                    b.item(rack_id, "rack", p["rack"], parent, name=f"Rack {host // per_rack}",
+                           x=700 * (host // per_rack), y=0)
+                host_parent = rack_id
+            b.item(server_id, "server", platform.id, host_parent, name=f"Host {host}",
+                   x=160 * (host % 4), y=160 * (host // 4))
         chip = b.item("chip" + "-".join(map(str, coord)), "accelerator", gpu, server_id,
-                      name="Chip " + ",".join(map(str, coord)), x=30 * (index % per_host), y=30)
+                      name="Chip " + ",".join(map(str, coord)), x=30 * slot, y=30)
         chips[coord] = chip
     for coord, chip in chips.items():
         for axis, size in enumerate(block):
             nxt = list(coord)
             nxt[axis] += 1
             if nxt[axis] < size:
-                b.link(chip, chips[tuple(nxt)], medium)
+                b.link(chip, chips[tuple(nxt)], medium, lanes)
             elif blocks == 1 and wrap and size > 2:
                 nxt[axis] = 0
-                b.link(chip, chips[tuple(nxt)], medium)
+                b.link(chip, chips[tuple(nxt)], medium, lanes)
             elif blocks > 1:
                 # The two faces of a block along this axis meet the neighbouring blocks through a
                 # circuit switch; each switch serves the same face position of every block.
                 first = list(coord)
                 first[axis] = 0
                 ocs = _circuit_switch(b, p, axis, coord, block)
-                b.link(chip, ocs, medium)
-                b.link(chips[tuple(first)], ocs, medium)
+                b.link(chip, ocs, medium, lanes)
+                b.link(chips[tuple(first)], ocs, medium, lanes)
     return design
 
 
@@ -398,11 +425,57 @@ def _build_pcie_fabric(p: dict, catalog: Catalog) -> Design:
         uplinks = ports - used
         if uplinks < 1:
             raise TopologyError(f"pcie-fabric: the node's {switch.name} switches have no ports left for the fabric")
-        fabric = _tier_size(uplinks, math.ceil(nodes * len(node_switches) * uplinks / ports))
+        try:
+            fabric = _tier_size(uplinks, math.ceil(nodes * len(node_switches) * uplinks / ports))
+        except TopologyError:
+            return _pcie_fabric_three_tiers(design, b, p, server, switch, medium, nodes, uplinks, ports, port_lanes)
         group = b.group("fabric", fabric, None, name=f"{fabric} fabric switches", y=-200)
         top = b.item("fabric.sw", "switch", switch.id, group, name="Fabric switch")
         for node_switch in node_switches:
             b.link(node_switch, top, medium, port_lanes * (uplinks // fabric))
+    return design
+
+
+def _pcie_fabric_three_tiers(design: Design, b: Builder, p: dict, server: dict, switch, medium: str, nodes: int,
+                             uplinks: int, ports: int, port_lanes: int) -> Design:
+    """Pods of nodes under pod switches, pod switch j of every pod under spine group j.
+
+    Chooses the pod size and switch counts with the least oversubscription at the pod switches,
+    then the fewest switches."""
+    node_switches = server["switches"]
+    per_node = len(node_switches)
+    best = None
+    for pod_nodes in _divisors(nodes):
+        pods = nodes // pod_nodes
+        for pod_switches in _divisors(uplinks):
+            down = pod_nodes * per_node * (uplinks // pod_switches)
+            if down >= ports:
+                continue
+            pod_up = min(down, ports - down)
+            spines = next((c for c in _divisors(pod_up) if pods * (pod_up // c) <= ports), None)
+            if spines is None:
+                continue
+            key = (down / pod_up, pods * pod_switches + pod_switches * spines)
+            if best is None or key < best[0]:
+                best = (key, pod_nodes, pod_switches, spines, pod_up)
+    if best is None:
+        raise TopologyError(f"pcie-fabric: {nodes} nodes do not fit three tiers of {switch.name}")
+    _, pod_nodes, pod_switches, spines, pod_up = best
+    pods = nodes // pod_nodes
+    # Re-parent the drawn node: pods of nodes instead of one group of all of them.
+    pod = design.update_item("nodes", count=pods, name=f"{pods} pods")
+    inner = b.group("pod.nodes", pod_nodes, pod.id, name=f"{pod_nodes} nodes")
+    design.update_item(server["server"], parent=inner)
+    for j in range(pod_switches):
+        pod_switch = b.item(f"pod.sw{j}", "switch", switch.id, pod.id, name=f"Pod switch {j}", x=90 * j, y=-150)
+        for node_switch in node_switches:
+            b.link(node_switch, pod_switch, medium, port_lanes * (uplinks // pod_switches))
+        group = b.group(f"spine{j}", spines, None, name=f"Spine group {j}", x=90 * j, y=-300)
+        spine = b.item(f"spine{j}.sw", "switch", switch.id, group, name=f"Spine {j}")
+        b.link(pod_switch, spine, medium, port_lanes * (pod_up // spines))
+    down = pod_nodes * len(node_switches) * (uplinks // pod_switches)
+    design.description += (f" Three tiers: {pods} pods of {pod_nodes} nodes under {pod_switches} pod switches "
+                           f"({down}:{pod_up} down:up ports), pod switch j of every pod under {spines} spines of group j.")
     return design
 
 
@@ -429,6 +502,9 @@ _register("torus", "2D/3D torus or mesh of accelerators, optionally built from b
            Param("dims", str, "4x4x4", "torus size per dimension, e.g. 16x16x16"),
            Param("block", str, "", "block size per dimension (default: the whole torus)"),
            Param("gpus_per_node", int, 0, "chips per host (0: the platform's)", minimum=0, maximum=4096),
+           Param("host_block", str, "", "chips per host as a sub-block, e.g. 5x5 (default: consecutive chips)"),
+           Param("rack", str, None, "rack part the hosts go in (default: no racks)", part_kind="rack"),
+           Param("hosts_per_rack", int, 0, "hosts per rack (0: one block per rack)", minimum=0, maximum=4096),
            Param("wrap", int, 1, "1: wrap-around links (torus); 0: open mesh", minimum=0, maximum=1),
            Param("switch", str, "tpu-ocs", "circuit switch joining blocks", part_kind="switch"),
            Param("ocs_per_axis", int, 0, "circuit switches per axis (0: one per face position)", minimum=0, maximum=4096),
