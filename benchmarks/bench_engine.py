@@ -1,9 +1,25 @@
 """Engine speed: evaluate rail-fat-tree designs of 1k, 10k, 100k and 1M accelerators (all sections,
 four collective sizes, one fixed training plan) and print time and peak memory per size.
 
-`--tiny` runs small sizes only (part of `make test`, a few seconds). Beyond ~16k GPUs a 64-port
-QM9700 cannot build a three-tier rail fabric, so the large sizes use a synthetic 512-port
-variant of it (same port speed), added to the catalogue here only.
+`--tiny` runs small sizes only (part of `make test`, a few seconds).
+
+Every size is built from the shipped catalogue with one configuration, so the sizes differ only
+in scale: DGX H100 servers (8 × H100), 4 ConnectX-7 400GbE NICs per server (NIC n on GPU 2n's
+PCIe; the other GPUs reach a NIC over NVLink, so 25 GB/s of injection per GPU), Spectrum-4
+`sn5600-400g` switches (128 × 400G), 64 servers per scalable unit, non-blocking at every tier.
+1k and 10k are two-tier; 100k and 1M are three-tier rail pods (`_rail_pod_tree`).
+
+Why 4 NICs per server and not the DGX's 8: a non-blocking three-tier fat tree of k-port switches
+reaches at most k³/4 NIC ports — 524,288 with 128 ports (65,536 with the 64-port QM9700) — so
+1,048,576 GPUs need two GPUs per NIC port; with 8 NICs per server the generator rightly refuses
+1M ("do not fit a three-tier fabric of 128-port switches"). No synthetic switch is needed.
+
+Scaling: evaluation time follows the number of drawn items and links (distinct groups), not of
+GPUs. The catalogue's 1M design draws 412 items (128 rail pods × 64 spines drawn per rail, 64
+core groups) against 29 for 1k, so 1M takes about 7-8× the time of 1k — above the issue's "1M
+within 3× of 1k", which the earlier synthetic 512-port switch met only because its 1M design
+drew 116 items. The printed per-item time shows the engine's cost per distinct group staying
+flat; about a quarter of it is `designer/model/lint.py`, which also runs on every evaluation.
 """
 
 from __future__ import annotations
@@ -13,25 +29,25 @@ import sys
 import time
 import tracemalloc
 from pathlib import Path
-from types import MappingProxyType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from designer.engine import evaluate  # noqa: E402
 from designer.engine.network import build_fabric  # noqa: E402
 from designer.engine import training, workloads  # noqa: E402
-from designer.model.catalog import Catalog, Part, default_catalog  # noqa: E402
+from designer.model.catalog import Catalog, default_catalog  # noqa: E402
 from designer.topologies import generate  # noqa: E402
 
 SIZES = ["1M", "16M", "1G", "8G"]
 
 
-def bench_catalog() -> Catalog:
-    base = default_catalog()
-    q = base["qm9700"]
-    data = dict(q.data)
-    data.update(id="bench-radix-512", name="QM9700 with 512 ports (benchmark only)", ports=512)
-    return Catalog(list(base) + [Part("bench-radix-512", "switch", data["name"], q.source, MappingProxyType(data))])
+FABRIC = {"platform": "dgx-h100", "nic": "cx7-400gbe", "nics_per_node": 4, "switch": "sn5600-400g",
+          "nodes_per_su": 64}
+
+
+def design_of(gpus: int, catalog: Catalog):
+    nodes = gpus // 8
+    return generate("rail-fat-tree", catalog, nodes=nodes, **dict(FABRIC, nodes_per_su=min(64, nodes)))
 
 
 def workload(plan: dict) -> dict:
@@ -42,12 +58,15 @@ def workload(plan: dict) -> dict:
 
 
 def run(gpus: int, catalog: Catalog, repeat: int = 3) -> tuple[float, float, int]:
-    nodes = gpus // 8
-    switch = "qm9700" if gpus <= 8192 else "bench-radix-512"
-    design = generate("rail-fat-tree", catalog, nodes=nodes, switch=switch)
+    design = design_of(gpus, catalog)
     total = sum(1 for _ in design.items)
     plan = {"tp": 8, "pp": 8, "dp": gpus // 64, "mb": 1, "recompute": "full", "zero": 1}
-    evaluate(design, catalog, workload(plan))  # warm caches
+    warm = evaluate(design, catalog, workload(plan))  # warm caches
+    # A benchmark of an answer-less evaluation would be meaningless: everything must be timed (the
+    # 405B plan does not fit in memory on the tiny sizes; that is a real answer).
+    untimed = warm["training"].get("step_time_s") is None and warm["training"].get("fits") is not False
+    if untimed or any(r["time_s"] is None for r in warm["collectives"]):
+        raise SystemExit(f"{gpus:,} accelerators: not all collectives / the training step were timed")
     best = float("inf")
     for _ in range(repeat):
         t = time.perf_counter()
@@ -64,27 +83,28 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tiny", action="store_true", help="small sizes only, a few seconds")
     args = parser.parse_args(argv)
-    catalog = bench_catalog()
+    catalog = default_catalog()
     sizes = [64, 1024] if args.tiny else [1024, 10240, 102400, 1048576]
-    times = {}
-    print(f"{'accelerators':>12}  {'drawn items':>11}  {'time s':>8}  {'peak MB':>8}")
+    times, drawn = {}, {}
+    print(f"{'accelerators':>12}  {'drawn items':>11}  {'time s':>8}  {'ms / item':>9}  {'peak MB':>8}")
     for gpus in sizes:
         seconds, peak, items = run(gpus, catalog, repeat=1 if args.tiny else 3)
-        times[gpus] = seconds
-        print(f"{gpus:>12,}  {items:>11,}  {seconds:>8.3f}  {peak:>8.1f}")
+        times[gpus], drawn[gpus] = seconds, items
+        print(f"{gpus:>12,}  {items:>11,}  {seconds:>8.3f}  {1e3 * seconds / items:>9.3f}  {peak:>8.1f}")
     first = sizes[0]
     for gpus in sizes[1:]:
-        print(f"time ratio {gpus:,} / {first:,}: {times[gpus] / times[first]:.2f}")
+        print(f"time ratio {gpus:,} / {first:,}: {times[gpus] / times[first]:.2f} "
+              f"(drawn items ×{drawn[gpus] / drawn[first]:.1f})")
     gpus = 64 if args.tiny else 10240
-    design = generate("rail-fat-tree", catalog, nodes=gpus // 8)
-    fabric = build_fabric(design, catalog)
+    fabric = build_fabric(design_of(gpus, catalog), catalog)
     t = time.perf_counter()
     best = training.auto_plan(fabric, workloads.resolve("llama2-70b" if args.tiny else "llama3-405b"))
     print(f"auto plan on {gpus:,} accelerators: {time.perf_counter() - t:.3f} s → "
           f"{best['plan'] if best else 'no plan fits'}")
     if not args.tiny:
-        ok = times.get(102400, 0) < 1.0 and times[1048576] < 3 * times[1024]
-        print("targets (100k < 1 s, 1M within 3× of 1k):", "met" if ok else "NOT met")
+        print("target 100k < 1 s:", "met" if times[102400] < 1.0 else "NOT met")
+        print("target 1M within 3× of 1k:", "met" if times[1048576] < 3 * times[1024] else
+              "NOT met (the 1M design draws more distinct groups; see the module docstring)")
     return 0
 
 

@@ -73,27 +73,23 @@ def gui_catalog():
     return catalog
 
 
-def write_big_design(path, servers: int = 870, catalog=None) -> int:
-    """A flat design of DGX H100 servers (23 items each: 870 servers = 20,010 items on the canvas)
-    in a grid, each server's NICs on a leaf switch. Returns the number of items."""
+def write_big_design(path, side: int = 142, catalog=None) -> int:
+    """A flat 2D torus of TPU v4 chips, every chip drawn: 142 × 142 = 20,164 items and 40,328 ICI
+    links. (Flat on purpose: the canvas must cope with 20,000 items even where a design uses no
+    replicated groups.) Returns the number of items."""
     from designer.io.files import save_design
-    from designer.model.design import Design
-    from designer.topologies.base import Builder
+    from designer.model.design import Design, Item, Link
 
     catalog = catalog or gui_catalog()
-    design = Design(name=f"{servers} DGX H100 servers, flat", description="Stress test: every item drawn")
-    b = Builder(design, catalog)
-    leaves = []
-    for s in range(servers):
-        col, row = s % 30, s // 30
-        ids = b.server(f"n{s}", "dgx-h100", None, x=col * 640, y=row * 400)
-        if s % 30 == 0:
-            leaves.append(b.item(f"leaf{row}", "switch", "qm9700", None, name=f"Leaf {row}", x=-300, y=row * 400))
-            if row == 0:
-                spine = b.item("spine", "switch", "qm9700", None, name="Spine", x=-600, y=0)
-            b.link(leaves[-1], spine, "ib-ndr", 2)
-        for nic in ids["nics"]:
-            b.link(nic, leaves[-1], "ib-ndr")
+    chip, medium = ("tpu-v4", "tpu-ici") if "tpu-v4" in catalog else ("h100-sxm", "nvlink4")
+    design = Design(name=f"{side}×{side} torus, flat", description="Stress test: every chip drawn")
+    for i in range(side):
+        for j in range(side):
+            design.add_item(Item(f"c{i}-{j}", "accelerator", name=f"{i},{j}", part=chip, x=j * 80, y=i * 60))
+    for i in range(side):
+        for j in range(side):
+            design.add_link(Link(f"h{i}-{j}", f"c{i}-{j}", f"c{i}-{(j + 1) % side}", medium, 1))
+            design.add_link(Link(f"v{i}-{j}", f"c{i}-{j}", f"c{(i + 1) % side}-{j}", medium, 1))
     save_design(design, path)
     return len(design.items)
 

@@ -1,3 +1,5 @@
+import pytest
+
 from designer.engine import evaluate
 from designer.engine.network import build_fabric, network_summary
 from designer.model.catalog import default_catalog
@@ -51,3 +53,105 @@ def test_evaluate_sections_and_utilization():
     assert phase["links"] and set(phase["tiers"]) >= {"scale-up", "scale-out"}
     assert all(0 <= l["utilization"] <= 1 for l in phase["links"])
     assert r["utilization"]["gpus"][0]["count"] >= 1
+
+
+# --- servers with fewer NICs than GPUs (regression: injection 0, collectives None) ----------------
+
+def _hgx_v100_pair(nics=None):
+    """Two 8 × V100 servers (NVLink mesh; NIC n on GPU n*8//nics's PCIe) on one HDR switch."""
+    from designer.model.design import Design
+    from designer.topologies.base import Builder
+
+    catalog = default_catalog()
+    design = Design(name="two hgx-v100")
+    b = Builder(design, catalog)
+    switch = b.item("sw", "switch", "qm8700", None, name="Leaf")
+    for prefix in ("a", "b"):
+        server = b.server(prefix, "hgx-v100", None, nics=nics)
+        for nic in server["nics"]:
+            b.link(nic, switch, "ib-hdr")
+    return design, catalog
+
+
+def test_fewer_nics_than_gpus_share_the_servers_nics():
+    design, catalog = _hgx_v100_pair()
+    nic_gpus = {l.a for l in design.links.values() if l.b.endswith((".nic0", ".nic1"))}
+    assert nic_gpus == {"a.gpu0", "a.gpu4", "b.gpu0", "b.gpu4"}  # GPUs 1-3, 5-7 have no NIC link
+    fabric = build_fabric(design, catalog)
+    # Each ConnectX-6 runs at the V100's PCIe Gen3 x16 (15.76 GB/s < 25 GB/s HDR); 2 NICs per 8 GPUs.
+    host = 16 * catalog["pcie-gen3"].number("lane_gb_per_s")
+    assert fabric.out_raw == pytest.approx(2 * host / 8)
+    assert fabric.out_eff == pytest.approx(2 * min(host * 0.97, 23.5) / 8, rel=0.01)
+    out = network_summary(fabric)["tiers"]["scale-out"]
+    assert out["injection_gb_per_s"] == pytest.approx(2 * host / 8, rel=1e-4)
+    r = evaluate(design, catalog).as_dict()
+    rows = [x for x in r["collectives"] if x["ranks"] == 16]
+    assert rows and all(x["time_s"] is not None and x["time_s"] > 0 for x in rows)
+    auto_1g = next(x for x in rows if x["algorithm"] == "auto" and x["bytes"] == 2 ** 30)
+    assert auto_1g["bottleneck"]["tier"] == "scale-out"
+    assert r["training"]["step_time_s"] is not None and r["training"]["timed"]
+
+
+def test_more_nics_never_lower_injection():
+    figures = [build_fabric(*_hgx_v100_pair(nics)).out_eff for nics in (1, 2, 4)]
+    assert 0 < figures[0] < figures[1] < figures[2]
+
+
+def test_example_servers_with_fewer_nics_than_gpus_are_finite():
+    from pathlib import Path
+
+    from designer.io.files import load_design
+
+    catalog = default_catalog()
+    root = Path(__file__).resolve().parents[1] / "resources" / "examples"
+    for name in ("meta-2017-v100", "microsoft-openai-2020", "frontier-mi250x"):
+        r = evaluate(load_design(root / f"{name}.cluster.json", catalog), catalog).as_dict()
+        assert r["network"]["tiers"]["scale-out"]["injection_gb_per_s"] > 0, name
+        whole = [x for x in r["collectives"] if x["ranks"] == r["network"]["accelerators"]]
+        assert whole and all(x["time_s"] is not None for x in whole), name
+
+
+# --- accelerators with no path -------------------------------------------------------------------
+
+def _two_unlinked_dgx():
+    from designer.model.design import Design
+    from designer.topologies.base import Builder
+
+    catalog = default_catalog()
+    design = Design(name="two unlinked DGX H100")
+    b = Builder(design, catalog)
+    b.server("a", "dgx-h100", None)
+    b.server("b", "dgx-h100", None)
+    return design, catalog
+
+
+def test_no_path_between_servers_says_so():
+    import json
+
+    design, catalog = _two_unlinked_dgx()
+    result = evaluate(design, catalog)
+    json.dumps(result.as_dict(), allow_nan=False)
+    r = result.as_dict()
+    rows = r["collectives"]
+    assert rows and all(x["ranks"] == 16 for x in rows)
+    for row in rows:
+        assert row["time_s"] is None and row["algbw_gb_per_s"] is None and row["busbw_gb_per_s"] is None
+        assert "no path" in row["why"] and row["bottleneck"]["name"] == "no path"
+        assert row["bottleneck"]["link"] is None and "no path" in row["bottleneck"]["why"]
+    t = r["training"]
+    assert t["timed"] is False and t["step_time_s"] is None and t["mfu"] is None
+    assert "no network path" in t["why"] and t["fits"] is None
+
+
+def test_no_path_inside_one_server_is_still_timed():
+    design, catalog = _two_unlinked_dgx()
+    r = evaluate(design, catalog, {"collective": {"op": "allreduce", "sizes": ["1G"], "ranks": 8}}).as_dict()
+    assert all(x["time_s"] and x["time_s"] > 0 for x in r["collectives"])
+
+
+def test_no_path_with_an_explicit_plan_reports_memory():
+    design, catalog = _two_unlinked_dgx()
+    plan = {"tp": 8, "pp": 1, "dp": 2, "mb": 1, "recompute": "selective", "zero": 1}
+    t = evaluate(design, catalog, {"training": {"model": "megatron-1.7b", "plan": plan}}).as_dict()["training"]
+    assert t["timed"] is False and t["step_time_s"] is None and "no network path" in t["why"]
+    assert t["memory_per_gpu_gb"]["total"] > 0 and t["plan"]["tp"] == 8

@@ -10,7 +10,7 @@ import math
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainterPath, QPen, QPainterPathStroker
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsLineItem, QStyle
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsLineItem, QGraphicsPathItem, QGraphicsSimpleTextItem
 
 GRID = 20
 LEAF_W, LEAF_H = 64, 40
@@ -32,10 +32,9 @@ _BRUSHES = {k: QBrush(QColor(f)) for k, (f, _) in COLOURS.items()}
 _PENS = {k: QPen(QColor(b), 1.2) for k, (_, b) in COLOURS.items()}
 _GROUP_PEN = QPen(QColor(COLOURS["group"][1]), 1.4, Qt.PenStyle.DashLine)
 _SELECTED_PEN = QPen(QColor("#ff6d00"), 2.6)
-_TEXT_PEN = QPen(QColor("#1f2328"))
-_DIM_TEXT_PEN = QPen(QColor("#57606a"))
+_TEXT_BRUSH = QBrush(QColor("#1f2328"))
+_DIM_TEXT_BRUSH = QBrush(QColor("#57606a"))
 _BADGE_BRUSH = QBrush(QColor("#8e24aa"))
-_WHITE_PEN = QPen(QColor("white"))
 for _p in list(_PENS.values()) + [_GROUP_PEN, _SELECTED_PEN]:
     _p.setCosmetic(True)
 
@@ -53,28 +52,25 @@ def font(role: str) -> QFont:
     return f
 
 
-_elide_cache: dict[tuple[str, str, int], str] = {}
-
-
 def elided(text: str, role: str, width: float) -> str:
-    key = (text, role, int(width))
-    out = _elide_cache.get(key)
-    if out is None:
-        out = QFontMetricsF(font(role)).elidedText(text, Qt.TextElideMode.ElideRight, width)
-        if len(_elide_cache) > 50_000:
-            _elide_cache.clear()
-        _elide_cache[key] = out
-    return out
+    return QFontMetricsF(font(role)).elidedText(text, Qt.TextElideMode.ElideRight, width)
+
+
+def _rounded(rect: QRectF, radius: float = 5.0) -> QPainterPath:
+    path = QPainterPath()
+    path.addRoundedRect(rect, radius, radius)
+    return path
 
 
 _NODE_FLAGS = QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
 
 
-class NodeItem(QGraphicsItem):
-    """A design item. Leaves are fixed-size boxes; containers size themselves around their contents
-    (the scene calls `fit_to_children`)."""
+class NodeItem(QGraphicsPathItem):
+    """A design item: a rounded box with its name (and part) as child text items.
 
-    Type = QGraphicsItem.UserType + 1
+    Nothing here overrides paint/boundingRect/shape: Qt draws these items in C++ without taking
+    Python's GIL, so the canvas repaints smoothly while the engine evaluates on its thread.
+    Containers (rack, server, group) size themselves around their contents (`fit_to_children`)."""
 
     def __init__(self, item_id: str, kind: str, label: str, part_name: str = "", count: int = 1):
         super().__init__()
@@ -86,34 +82,99 @@ class NodeItem(QGraphicsItem):
         self.container = kind in CONTAINER_KINDS
         self._rect = QRectF(0, 0, 160, 70) if self.container else QRectF(0, 0, LEAF_W, LEAF_H)
         self.setFlags(_NODE_FLAGS)
+        self.setBrush(_BRUSHES[kind])
+        self.setPen(_GROUP_PEN if kind == "group" else _PENS[kind])
         if not self.container:
             self.setZValue(1)
+        self._title = QGraphicsSimpleTextItem(self)
+        self._title.setFont(font("header" if self.container else "leaf"))
+        self._title.setBrush(_TEXT_BRUSH)
+        self._sub: QGraphicsSimpleTextItem | None = None
+        self._badge: QGraphicsPathItem | None = None
+        self._badge_text: QGraphicsSimpleTextItem | None = None
+        if not self.container and part_name:
+            self._sub = QGraphicsSimpleTextItem(self)
+            self._sub.setFont(font("leafpart"))
+            self._sub.setBrush(_DIM_TEXT_BRUSH)
+        self.setPath(_rounded(self._rect))
+        self.refresh_text()
 
-    def type(self) -> int:  # noqa: A003 - Qt API
-        return NodeItem.Type
-
-    # --- geometry ---------------------------------------------------------------------------
-    def boundingRect(self) -> QRectF:
-        return self._rect
+    def rect(self) -> QRectF:
+        return QRectF(self._rect)
 
     def set_rect(self, rect: QRectF) -> None:
         if rect != self._rect:
-            self.prepareGeometryChange()
-            self._rect = rect
+            self._rect = QRectF(rect)
+            self.setPath(_rounded(rect))
+            self.refresh_text()
+
+    def set_selected_look(self, selected: bool) -> None:
+        self.setPen(_SELECTED_PEN if selected else (_GROUP_PEN if self.kind == "group" else _PENS[self.kind]))
+
+    def refresh_text(self) -> None:
+        """Lay out the label (and badge or part name) for the current rect and values."""
+        rect = self._rect
+        if self.container:
+            badge_w = 0.0
+            if self.kind == "group":
+                text = f"×{self.count:,}"
+                badge_w = QFontMetricsF(font("badge")).horizontalAdvance(text) + 12
+                box = QRectF(rect.right() - badge_w - 6, rect.top() + 3, badge_w, HEADER_H - 6)
+                if self._badge is None:
+                    self._badge = QGraphicsPathItem(self)
+                    self._badge.setBrush(_BADGE_BRUSH)
+                    self._badge.setPen(QPen(Qt.PenStyle.NoPen))
+                    self._badge_text = QGraphicsSimpleTextItem(self)
+                    self._badge_text.setFont(font("badge"))
+                    self._badge_text.setBrush(QBrush(QColor("white")))
+                self._badge.setPath(_rounded(box, 7))
+                self._badge_text.setText(text)
+                tb = self._badge_text.boundingRect()
+                self._badge_text.setPos(box.center().x() - tb.width() / 2, box.center().y() - tb.height() / 2)
+                badge_w += 8
+            text = self.label if not self.part_name or self.part_name == self.label else f"{self.label} · {self.part_name}"
+            self._title.setText(elided(text, "header", rect.width() - 16 - badge_w))
+            tb = self._title.boundingRect()
+            self._title.setPos(rect.left() + 8, rect.top() + (HEADER_H - tb.height()) / 2)
+        else:
+            inner = rect.adjusted(3, 3, -3, -3)
+            self._title.setText(elided(self.label, "leaf", inner.width()))
+            tb = self._title.boundingRect()
+            top = inner.top() + (inner.height() / 2 - tb.height()) / 2 + (0 if self._sub else inner.height() / 4)
+            self._title.setPos(inner.center().x() - tb.width() / 2, top)
+            if self._sub is not None:
+                self._sub.setText(elided(self.part_name, "leafpart", inner.width()))
+                sb = self._sub.boundingRect()
+                self._sub.setPos(inner.center().x() - sb.width() / 2,
+                                 inner.center().y() + (inner.height() / 2 - sb.height()) / 2)
+
+    def set_values(self, label: str, part_name: str, count: int) -> None:
+        if (label, part_name, count) != (self.label, self.part_name, self.count):
+            self.label, self.part_name, self.count = label, part_name, count
+            if self._sub is None and part_name and not self.container:
+                self._sub = QGraphicsSimpleTextItem(self)
+                self._sub.setFont(font("leafpart"))
+                self._sub.setBrush(_DIM_TEXT_BRUSH)
+            self.refresh_text()
+
+    def set_text_visible(self, visible: bool) -> None:
+        for child in (self._title, self._sub, self._badge_text):
+            if child is not None:
+                child.setVisible(visible)
 
     def fit_to_children(self) -> bool:
         """Grow or shrink around the contents; returns True if the rect changed."""
         if not self.container:
             return False
-        children = [c for c in self.childItems() if isinstance(c, NodeItem)]
-        if children:
-            box = QRectF()
-            for child in children:
-                box = box.united(child.mapRectToParent(child.boundingRect()))
+        box = QRectF()
+        for child in self.childItems():
+            if isinstance(child, NodeItem):
+                box = box.united(child.mapRectToParent(child.rect()))
+        if box.isNull():
+            rect = QRectF(0, 0, 160, 70)
+        else:
             rect = box.adjusted(-MARGIN, -MARGIN - HEADER_H, MARGIN, MARGIN)
             rect.setWidth(max(rect.width(), 160))
-        else:
-            rect = QRectF(0, 0, 160, 70)
         changed = rect != self._rect
         self.set_rect(rect)
         return changed
@@ -122,50 +183,8 @@ class NodeItem(QGraphicsItem):
         r = self._rect
         return QRectF(r.left(), r.top(), r.width(), HEADER_H if self.container else r.height())
 
-    # --- drawing ----------------------------------------------------------------------------
-    def paint(self, painter, option, widget=None) -> None:
-        lod = option.levelOfDetailFromTransform(painter.worldTransform())
-        rect = self._rect
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        kind = self.kind
-        painter.setBrush(_BRUSHES[kind])
-        painter.setPen(_SELECTED_PEN if selected else (_GROUP_PEN if kind == "group" else _PENS[kind]))
-        if lod < 0.15:
-            painter.drawRect(rect)
-            return
-        painter.drawRoundedRect(rect, 5, 5)
-        if lod < 0.45:
-            return
-        if self.container:
-            header = QRectF(rect.left() + 8, rect.top() + 2, rect.width() - 16, HEADER_H - 4)
-            badge_w = 0.0
-            if kind == "group":
-                badge = f"×{self.count:,}"
-                painter.setFont(font("badge"))
-                badge_w = QFontMetricsF(font("badge")).horizontalAdvance(badge) + 12
-                badge_rect = QRectF(rect.right() - badge_w - 6, rect.top() + 3, badge_w, HEADER_H - 6)
-                painter.setBrush(_BADGE_BRUSH)
-                painter.setPen(Qt.PenStyle.NoPen)
-                painter.drawRoundedRect(badge_rect, 7, 7)
-                painter.setPen(_WHITE_PEN)
-                painter.drawText(badge_rect, Qt.AlignmentFlag.AlignCenter, badge)
-                badge_w += 8
-            painter.setFont(font("header"))
-            painter.setPen(_TEXT_PEN)
-            text = self.label if not self.part_name or self.part_name == self.label else f"{self.label} · {self.part_name}"
-            painter.drawText(header.adjusted(0, 0, -badge_w, 0), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
-                             elided(text, "header", header.width() - badge_w))
-        else:
-            painter.setFont(font("leaf"))
-            painter.setPen(_TEXT_PEN)
-            inner = rect.adjusted(3, 3, -3, -3)
-            top = QRectF(inner.left(), inner.top(), inner.width(), inner.height() / 2)
-            painter.drawText(top, Qt.AlignmentFlag.AlignCenter, elided(self.label, "leaf", inner.width()))
-            if self.part_name:
-                painter.setFont(font("leafpart"))
-                painter.setPen(_DIM_TEXT_PEN)
-                bottom = QRectF(inner.left(), inner.center().y(), inner.width(), inner.height() / 2)
-                painter.drawText(bottom, Qt.AlignmentFlag.AlignCenter, elided(self.part_name, "leafpart", inner.width()))
+    def outline_in_scene(self) -> QRectF:
+        return self.mapRectToScene(self._rect)
 
 
 def utilization_colour(u: float) -> QColor:
@@ -181,10 +200,9 @@ def utilization_colour(u: float) -> QColor:
 TIER_COLOURS = {"scale-up": QColor("#7b1fa2"), "scale-out": QColor("#1565c0"), None: QColor("#78909c")}
 
 
-class LinkItem(QGraphicsItem):
-    """A drawn link between two NodeItems; the scene updates its ends when they move."""
-
-    Type = QGraphicsItem.UserType + 2
+class LinkItem(QGraphicsLineItem):
+    """A drawn link between two NodeItems; the scene updates its ends when they move. Painted by
+    Qt in C++ (no Python overrides), like NodeItem."""
 
     def __init__(self, link_id: str, a: str, b: str):
         super().__init__()
@@ -193,15 +211,12 @@ class LinkItem(QGraphicsItem):
         self.bottleneck = False
         self.tier: str | None = None
         self.lanes = 1
-        self._line = QLineF()
-        self._shape = None
-        self._bounds = QRectF()
-        self._pen = QPen()
+        self.selected_look = False
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(5)
 
-    def type(self) -> int:  # noqa: A003
-        return LinkItem.Type
+    def set_line(self, line: QLineF) -> None:
+        self.setLine(line)
 
     def restyle(self) -> None:
         if self.utilization is not None:
@@ -212,48 +227,14 @@ class LinkItem(QGraphicsItem):
         if self.bottleneck:
             width = 5.0
             colour = QColor("#d50000")
+        if self.selected_look:
+            colour = QColor("#ff6d00")
+            width += 2.0
         pen = QPen(colour, width)
         pen.setCosmetic(True)
         pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-        self._pen = pen
-        self.setZValue(6 if self.bottleneck else 5)
-        self.update()
-
-    def pen(self) -> QPen:
-        return self._pen
-
-    def set_line(self, line: QLineF) -> None:
-        self.prepareGeometryChange()
-        self._line = line
-        self._shape = None
-        x1, y1, x2, y2 = line.x1(), line.y1(), line.x2(), line.y2()
-        self._bounds = QRectF(min(x1, x2) - 4, min(y1, y2) - 4, abs(x2 - x1) + 8, abs(y2 - y1) + 8)
-
-    def line(self) -> QLineF:
-        return self._line
-
-    def boundingRect(self) -> QRectF:
-        return self._bounds
-
-    def shape(self) -> QPainterPath:
-        if self._shape is None:
-            path = QPainterPath()
-            path.moveTo(self._line.p1())
-            path.lineTo(self._line.p2())
-            stroker = QPainterPathStroker()
-            stroker.setWidth(6)
-            self._shape = stroker.createStroke(path)
-        return self._shape
-
-    def paint(self, painter, option, widget=None) -> None:
-        if option.state & QStyle.StateFlag.State_Selected:
-            pen = QPen(QColor("#ff6d00"), self.pen().widthF() + 2.5)
-            pen.setCosmetic(True)
-            painter.setPen(pen)
-            painter.drawLine(self._line)
-            return
-        painter.setPen(self._pen)
-        painter.drawLine(self._line)
+        self.setPen(pen)
+        self.setZValue(6 if self.bottleneck or self.selected_look else 5)
 
 
 def clip_to_rect(inside: QPointF, outside: QPointF, rect: QRectF) -> QPointF:
@@ -267,8 +248,26 @@ def clip_to_rect(inside: QPointF, outside: QPointF, rect: QRectF) -> QPointF:
     return QPointF(inside.x() + dx * t, inside.y() + dy * t)
 
 
-def link_line(a: NodeItem, b: NodeItem) -> QLineF:
-    ra, rb = a.sceneBoundingRect(), b.sceneBoundingRect()
+def common_ancestor(a: NodeItem, b: NodeItem) -> NodeItem | None:
+    """The innermost NodeItem holding both ends (either end itself if it holds the other)."""
+    seen = set()
+    node = a
+    while node is not None:
+        seen.add(id(node))
+        node = node.parentItem()
+    node = b
+    while node is not None:
+        if id(node) in seen:
+            return node
+        node = node.parentItem()
+    return None
+
+
+def link_line(a: NodeItem, b: NodeItem, ref: NodeItem | None = None) -> QLineF:
+    """The link's line between the ends' borders, in `ref`'s coordinates (the scene's if None)."""
+    ra, rb = a.outline_in_scene(), b.outline_in_scene()
+    if ref is not None:
+        ra, rb = ref.mapRectFromScene(ra), ref.mapRectFromScene(rb)
     if a.container:
         ra = QRectF(ra.left(), ra.top(), ra.width(), HEADER_H)
     if b.container:

@@ -9,7 +9,7 @@ from typing import Any, Callable
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtWidgets import QGraphicsScene
 
-from designer.canvas.items import GRID, LEAF_H, LEAF_W, LinkItem, NodeItem, link_line
+from designer.canvas.items import GRID, LEAF_H, LEAF_W, LinkItem, NodeItem, common_ancestor, link_line
 from designer.document.document import Change, Document
 from designer.model.design import ALLOWED_PARENTS, Design, Item
 from designer.topologies.base import Builder, TopologyError
@@ -28,6 +28,8 @@ class DesignScene(QGraphicsScene):
         self.link_items: dict[str, LinkItem] = {}
         self.links_by_item: dict[str, set[str]] = {}
         self.snap_enabled = True
+        self.detail = True  # text shown (off when zoomed out too far to read it)
+        self._looks: set = set()  # items drawn with the selection look
         self._alt_held = False
         self._moving_links: set[str] | None = None
         self.utilization: dict[str, float] = {}
@@ -37,6 +39,7 @@ class DesignScene(QGraphicsScene):
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
         self.setBackgroundBrush(Qt.GlobalColor.white)
         document.changed.connect(self.on_changed)
+        self.selectionChanged.connect(self._on_selection_look)
         self.rebuild()
         self.syncing = False
 
@@ -49,6 +52,7 @@ class DesignScene(QGraphicsScene):
         was, self.syncing = self.syncing, True
         try:
             self.clearSelection()
+            self._looks = set()
             self.clear()
             self.nodes.clear()
             self.link_items.clear()
@@ -82,6 +86,8 @@ class DesignScene(QGraphicsScene):
         else:
             self.addItem(node)
         node.setPos(item.x, item.y)
+        if not self.detail:
+            node.set_text_visible(False)
         self.nodes[item.id] = node
         return node
 
@@ -120,8 +126,14 @@ class DesignScene(QGraphicsScene):
             return None
         item = LinkItem(link.id, link.a, link.b)
         self._style_link(item, link)
-        item.set_line(link_line(a, b))
-        self.addItem(item)
+        # A link lives inside the innermost container holding both ends, so moving that container
+        # carries the link along with no work.
+        lca = common_ancestor(a, b)
+        item.set_line(link_line(a, b, lca))
+        if lca is not None:
+            item.setParentItem(lca)
+        else:
+            self.addItem(item)
         self.link_items[link.id] = item
         self.links_by_item.setdefault(link.a, set()).add(link.id)
         self.links_by_item.setdefault(link.b, set()).add(link.id)
@@ -183,21 +195,22 @@ class DesignScene(QGraphicsScene):
                     continue
                 old_parent = node.parentItem()
                 new_parent = self.nodes.get(item.parent) if item.parent else None
+                geometry = False
                 if old_parent is not new_parent:
                     if isinstance(old_parent, NodeItem):
                         refit.add(old_parent.item_id)
                     node.setParentItem(new_parent)
                     if new_parent is None and node.scene() is not self:
                         self.addItem(node)
+                    geometry = True
                 if node.pos() != QPointF(item.x, item.y):
                     node.setPos(item.x, item.y)
-                node.label, node.count, node.part_name = item.label, item.count, self._short_part(item)
-                node.update()
-                touched.add(item_id)
-                if item.parent:
-                    refit.add(item.parent)
-                if node.container:
-                    refit.add(item_id)
+                    geometry = True
+                node.set_values(item.label, self._short_part(item), item.count)
+                if geometry:  # a rename or a new count leaves every line where it was
+                    touched.add(item_id)
+                    if item.parent:
+                        refit.add(item.parent)
             for item_id in change.items_removed:
                 node = self.nodes.pop(item_id, None)
                 if node is None:
@@ -205,6 +218,10 @@ class DesignScene(QGraphicsScene):
                 parent = node.parentItem()
                 if isinstance(parent, NodeItem):
                     refit.add(parent.item_id)
+                for child in node.childItems():
+                    if isinstance(child, LinkItem) and child.link_id in self.link_items:
+                        child.setParentItem(None)  # re-homed below by _update_links_around
+                        touched.update((child.a, child.b))
                 if node.scene() is self:
                     if parent is not None and parent.scene() is self and parent.item_id not in change.items_removed:
                         node.setParentItem(None)
@@ -224,9 +241,8 @@ class DesignScene(QGraphicsScene):
                     self._create_link(link)
                 else:
                     self._style_link(item, link)
-            touched |= self._refit(refit)
-            self._update_links_around(touched)
-            self._grow_scene_rect()
+            self._update_links_around(touched, self._refit(refit))
+            self._grow_scene_rect(touched)
         finally:
             self.syncing = was
 
@@ -254,27 +270,84 @@ class DesignScene(QGraphicsScene):
                 current = current.parentItem()
         return changed
 
-    def _update_links_around(self, ids: set[str]) -> None:
-        """Re-route links of these items and everything inside them."""
-        if not ids:
+    def _update_links_around(self, ids: set[str], direct: set[str] = frozenset()) -> None:
+        """Re-route the links that cross the boundary of these items' subtrees (links inside a
+        moved container move with it), and the links attached to the `direct` items themselves
+        (containers whose outline changed)."""
+        if not ids and not direct:
             return
+        subtree: set[int] = set()
         link_ids: set[str] = set()
+        for i in direct:
+            link_ids |= self.links_by_item.get(i, set())
         stack = [self.nodes[i] for i in ids if i in self.nodes]
         while stack:
             node = stack.pop()
+            subtree.add(id(node))
             link_ids |= self.links_by_item.get(node.item_id, set())
             stack.extend(c for c in node.childItems() if isinstance(c, NodeItem))
+        nodes = self.nodes
         for link_id in link_ids:
             item = self.link_items.get(link_id)
-            if item is not None:
-                a, b = self.nodes.get(item.a), self.nodes.get(item.b)
-                if a is not None and b is not None:
-                    item.set_line(link_line(a, b))
+            if item is None:
+                continue
+            a, b = nodes.get(item.a), nodes.get(item.b)
+            if a is None or b is None:
+                continue
+            holder = item.parentItem()
+            if holder is not None and id(holder) in subtree and holder is not a and holder is not b:
+                continue  # both ends inside a container that moved as a whole
+            lca = common_ancestor(a, b)
+            if lca is not holder:
+                item.setParentItem(lca)
+                if lca is None and item.scene() is not self:
+                    self.addItem(item)
+            item.set_line(link_line(a, b, lca))
 
-    def _grow_scene_rect(self) -> None:
-        rect = self.content_rect().adjusted(-2000, -2000, 2000, 2000)
+    def _grow_scene_rect(self, ids) -> None:
+        """Make room around items that moved or appeared (their outermost containers)."""
+        rect = QRectF()
+        for i in ids:
+            node = self.nodes.get(i)
+            if node is None:
+                continue
+            while node.parentItem() is not None:
+                node = node.parentItem()
+            rect = rect.united(node.sceneBoundingRect())
+        if rect.isNull():
+            return
+        rect = rect.adjusted(-2000, -2000, 2000, 2000)
         if not self.sceneRect().contains(rect):
             self.setSceneRect(self.sceneRect().united(rect))
+
+    def _on_selection_look(self) -> None:
+        """Selected items get an orange outline (links: an orange line)."""
+        try:
+            selected = set(self.selectedItems())
+        except RuntimeError:  # scene being destroyed
+            return
+        for item in self._looks - selected:
+            self._set_look(item, False)
+        for item in selected - self._looks:
+            self._set_look(item, True)
+        self._looks = selected
+
+    @staticmethod
+    def _set_look(item, on: bool) -> None:
+        try:
+            if isinstance(item, NodeItem):
+                item.set_selected_look(on)
+            elif isinstance(item, LinkItem):
+                item.selected_look = on
+                item.restyle()
+        except RuntimeError:  # already deleted
+            pass
+
+    def set_detail(self, on: bool) -> None:
+        if on != self.detail:
+            self.detail = on
+            for node in self.nodes.values():
+                node.set_text_visible(on)
 
     def content_rect(self) -> QRectF:
         """The drawn design's extent (containers enclose their contents; links join items)."""
@@ -316,11 +389,9 @@ class DesignScene(QGraphicsScene):
 
     def node_moved(self, node: NodeItem) -> None:
         """While dragging: keep links attached and the containers around the moved item fitted."""
-        ids = {node.item_id}
         parent = node.parentItem()
-        if isinstance(parent, NodeItem):
-            ids |= self._refit({parent.item_id})
-        self._update_links_around(ids)
+        refit = self._refit({parent.item_id}) if isinstance(parent, NodeItem) else set()
+        self._update_links_around({node.item_id}, refit)
 
     def mousePressEvent(self, event) -> None:
         self._alt_held = bool(event.modifiers() & Qt.KeyboardModifier.AltModifier)
@@ -515,33 +586,45 @@ class DesignScene(QGraphicsScene):
 
 
 def utilization_of(result: Any) -> tuple[dict[str, float], str | None]:
-    """Per-link utilization (0..1) and the bottleneck link id from a result, whatever of it exists."""
-    try:
-        util = result.get("utilization") if result is not None else None
-    except Exception:  # noqa: BLE001
-        util = None
-    if not util:
-        return {}, None
-    per = None
-    for key in ("links", "per_link", "link_utilization"):
-        if key in util:
-            per = util[key]
-            break
+    """Per-link utilization (0..1, the peak over the result's phases) and the bottleneck link id
+    (of the largest collective the engine chose an algorithm for), from whatever the result has."""
+    def get(mapping, key, default=None):
+        try:
+            return mapping.get(key, default)
+        except AttributeError:
+            return default
+
+    util = get(result, "utilization")
     out: dict[str, float] = {}
-    if per:
-        rows = per.items() if hasattr(per, "items") else ((r.get("link") or r.get("id"), r) for r in per)
-        for link_id, value in rows:
-            if hasattr(value, "get"):
-                value = next((value[k] for k in ("utilization", "max", "value", "load") if k in value), None)
-            if isinstance(value, (int, float)) and link_id is not None:
-                out[str(link_id)] = float(value)
+
+    def take(rows) -> None:
+        if hasattr(rows, "items"):
+            rows = ({"link": k, "utilization": v} for k, v in rows.items())
+        for row in rows or ():
+            value = row if isinstance(row, (int, float)) else next(
+                (get(row, k) for k in ("utilization", "max", "value") if get(row, k) is not None), None)
+            link_id = get(row, "link") or get(row, "id")
+            if link_id is not None and isinstance(value, (int, float)):
+                out[str(link_id)] = max(out.get(str(link_id), 0.0), float(value))
+
+    if util:
+        for phase in get(util, "phases", ()) or ():
+            take(get(phase, "links"))
+        for key in ("links", "per_link"):
+            take(get(util, key))
     bottleneck = None
-    for key in ("bottleneck", "bottleneck_link", "bottleneck_link_id"):
-        if key in util and util[key]:
-            bottleneck = util[key]
-            break
+    for key in ("bottleneck", "bottleneck_link"):
+        if util and get(util, key):
+            bottleneck = get(util, key)
+    if bottleneck is None:
+        rows = [r for r in (get(result, "collectives") or ()) if hasattr(r, "get") and r.get("algorithm") == "auto"]
+        if rows:
+            biggest = max(rows, key=lambda r: r.get("bytes") or 0)
+            bottleneck = biggest.get("bottleneck")
     if hasattr(bottleneck, "get"):
-        bottleneck = bottleneck.get("link") or bottleneck.get("id")
+        bottleneck = bottleneck.get("link")
+    if bottleneck is None and out:
+        bottleneck = max(out, key=out.get)
     return out, (str(bottleneck) if bottleneck else None)
 
 

@@ -50,6 +50,19 @@ class DesignView(QGraphicsView):
         current = self.transform().m11()
         factor = max(0.02 / current, min(8.0 / current, factor))
         self.scale(factor, factor)
+        self._sync_detail()
+
+    def _sync_detail(self) -> None:
+        """Hide text when it would be too small to read (and costly to draw 20,000 times)."""
+        self.design_scene.set_detail(self.transform().m11() >= 0.4)
+
+    def resetTransform(self) -> None:  # noqa: N802
+        super().resetTransform()
+        self._sync_detail()
+
+    def setTransform(self, *args, **kwargs) -> None:  # noqa: N802 - keep detail in sync
+        super().setTransform(*args, **kwargs)
+        self._sync_detail()
 
     def zoom_to_fit(self) -> None:
         rect = self.design_scene.content_rect()
@@ -60,6 +73,7 @@ class DesignView(QGraphicsView):
             self.resetTransform()
             self.scale(1.5, 1.5)
             self.centerOn(rect.center())
+        self._sync_detail()
 
     def wheelEvent(self, event) -> None:
         delta = event.angleDelta().y()
@@ -255,6 +269,15 @@ class DesignView(QGraphicsView):
     def rename_editor(self) -> QLineEdit | None:
         return self._rename_editor
 
+    LEGEND_W, LEGEND_H = 230, 62
+
+    def legend_rect(self) -> QRectF:
+        vp = self.viewport().rect()
+        return QRectF(vp.right() - self.LEGEND_W - 12, vp.bottom() - self.LEGEND_H - 12, self.LEGEND_W, self.LEGEND_H)
+
+    def update_legend(self) -> None:
+        self.viewport().update(self.legend_rect().toAlignedRect().adjusted(-2, -2, 2, 2))
+
     # --- legend ------------------------------------------------------------------------------------------
     def drawForeground(self, painter: QPainter, rect) -> None:
         scene = self.design_scene
@@ -266,15 +289,14 @@ class DesignView(QGraphicsView):
         f = QFont()
         f.setPointSizeF(8.5)
         painter.setFont(f)
-        vp = self.viewport().rect()
-        w, h = 230, 62
-        box = QRectF(vp.right() - w - 12, vp.bottom() - h - 12, w, h)
+        box = self.legend_rect()
+        w = box.width()
         painter.setPen(QPen(QColor("#c0c6cc")))
         painter.setBrush(QColor(255, 255, 255, 235))
         painter.drawRoundedRect(box, 6, 6)
         painter.setPen(QColor("#1f2328"))
         if scene.utilization:
-            painter.drawText(QRectF(box.left() + 10, box.top() + 4, w - 20, 18), Qt.AlignmentFlag.AlignLeft, "Link utilization")
+            painter.drawText(QRectF(box.left() + 10, box.top() + 4, w - 20, 18), Qt.AlignmentFlag.AlignLeft, "Peak link utilization")
             grad = QLinearGradient(box.left() + 10, 0, box.right() - 10, 0)
             for stop in (0.0, 0.25, 0.5, 0.75, 1.0):
                 grad.setColorAt(stop, utilization_colour(stop))

@@ -366,18 +366,39 @@ def collective_rows(fabric: Fabric, op: str, sizes, algorithm: str = "auto", n: 
 
 def _row(fabric, op, algorithm, n, size, t, bound, protocol, bottleneck: Term | None, factor) -> dict:
     finite = math.isfinite(t) and t > 0
-    algbw = size / t / 1e9 if finite else 0.0
+    algbw = size / t / 1e9 if finite else None
     row = {"op": op, "algorithm": algorithm, "protocol": protocol, "ranks": n, "bytes": size,
-           "time_s": _r(t) if math.isfinite(t) else None,
-           "algbw_gb_per_s": _r(algbw), "busbw_gb_per_s": _r(algbw * factor),
+           "time_s": _r(t) if finite else None,
+           "algbw_gb_per_s": _r(algbw) if finite else None, "busbw_gb_per_s": _r(algbw * factor) if finite else None,
            "bound_time_s": _r(bound) if math.isfinite(bound) else None,
            "bottleneck": None}
-    if bottleneck is not None and bottleneck.links:
+    if not finite and n > 1:
+        why = no_path_why(bottleneck)
+        row["why"] = why
+        row["bottleneck"] = {"link": None, "name": "no path",
+                             "tier": bottleneck.tier if bottleneck is not None else None,
+                             "where": bottleneck.where if bottleneck is not None else None, "why": why}
+    elif bottleneck is not None and bottleneck.links:
         # Name the weakest drawn link carrying the slowest term.
         index = min(bottleneck.links, key=lambda i: fabric.links[i].cap)
         link = fabric.links[index]
         row["bottleneck"] = {"link": link.id, "tier": link.tier if link.tier != HOST else SCALE_OUT, "where": bottleneck.where}
     return row
+
+
+def no_path_why(term: Term | None) -> str:
+    """Why a collective cannot be timed: the boundary its traffic must cross has no links."""
+    if term is None:
+        return "no path: the ranks of this communicator are not joined by any link"
+    if term.where == "accelerator scale-out injection":
+        return ("no path: the ranks span several scale-up domains but their accelerators have no scale-out "
+                "path (no NIC with a link to a switch); draw the links that join their servers")
+    if term.tier == SCALE_UP:
+        return f"no path: the ranks share no {term.where}; draw the scale-up links that join them"
+    if term.where == "cluster":
+        return ("no path: the ranks sit in separate parts of the design that no link joins; "
+                "draw the scale-out links that join them")
+    return f"no path: no link leaves the {term.where}, so its accelerators cannot reach the other ranks"
 
 
 def _human(size: int) -> str:
@@ -387,5 +408,7 @@ def _human(size: int) -> str:
     return f"{size}B"
 
 
-def _r(value: float) -> float:
+def _r(value: float) -> float | None:
+    if value is None or not math.isfinite(value):
+        return None
     return float(f"{value:.6g}") if value else 0.0

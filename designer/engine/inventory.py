@@ -22,6 +22,30 @@ def multiplicities(design: Design) -> dict[str, int]:
     return copies
 
 
+def link_instances(design: Design, copies: dict[str, int]) -> dict[str, int]:
+    """Physical instances of every drawn link (as `Design.link_copies(...).instances`), from the
+    multiplicities: copies(a) × copies(b) ÷ copies(their lowest common ancestor)."""
+    items = design.items
+    chains: dict[str, tuple[str, ...]] = {}
+
+    def chain(item_id: str) -> tuple[str, ...]:
+        hit = chains.get(item_id)
+        if hit is None:
+            parent = items[item_id].parent
+            hit = chains[item_id] = (item_id,) + (chain(parent) if parent is not None else ())
+        return hit
+
+    out = {}
+    for link in design.links.values():
+        if link.a not in items or link.b not in items:
+            out[link.id] = design.link_copies(link).instances
+            continue
+        in_b = set(chain(link.b))
+        lca = next((i for i in chain(link.a) if i in in_b), None)
+        out[link.id] = copies[link.a] * copies[link.b] // (copies[lca] if lca is not None else 1)
+    return out
+
+
 def inventory(design: Design, catalog: Catalog, copies: dict[str, int]) -> dict:
     kinds = Counter()
     models: dict[str, Counter] = defaultdict(Counter)
@@ -42,7 +66,7 @@ def inventory(design: Design, catalog: Catalog, copies: dict[str, int]) -> dict:
         "nic_models": dict(sorted(models["nic"].items())),
         "cpus": kinds["cpu"],
         "racks": kinds["rack"],
-        "links": sum(design.link_copies(l).instances for l in design.links.values()),
+        "links": sum(link_instances(design, copies).values()),
     }
 
 
@@ -54,11 +78,12 @@ def bill_of_materials(design: Design, catalog: Catalog, copies: dict[str, int]) 
     cables = Counter()
     transceivers = Counter()
     links_by_medium = Counter()
+    instances_of = link_instances(design, copies)
     for link in design.links.values():
         medium = catalog.get(link.medium)
         if medium is None:
             continue
-        instances = design.link_copies(link).instances
+        instances = instances_of[link.id]
         links_by_medium[link.medium] += instances
         per_cable = int(medium.number("lanes_per_cable"))
         server_a = design.enclosing(link.a, "server")

@@ -174,51 +174,101 @@ def _link_copies(design: Design, link, chain, copies) -> tuple[int, int, int]:
 
 
 def _neighbours(fabric: Fabric) -> dict[str, list[tuple[LinkInfo, str, int]]]:
-    """item → [(link, other end, physical links per copy of item)]"""
+    """item → [(link, other end, physical links per copy of item)] (built once per fabric)"""
+    cached = fabric.__dict__.get("_nb")
+    if cached is not None:
+        return cached
     out: dict[str, list] = {}
+    fabric.__dict__["_nb"] = out
     for l in fabric.links:
         out.setdefault(l.a, []).append((l, l.b, l.deg_a))
         out.setdefault(l.b, []).append((l, l.a, l.deg_b))
     return out
 
 
-def _per_gpu(fabric: Fabric, chain) -> None:
+def _own_paths(fabric: Fabric, nb: dict, acc: str) -> tuple:
+    """(scale-up raw, its links, scale-out raw, achieved, the links that bound it) of one
+    accelerator through its own links only."""
     items, catalog = fabric.design.items, fabric.catalog
+    up, up_links, out_raw, out_eff, out_links = 0.0, [], 0.0, 0.0, []
+    for l, other, deg in nb.get(acc, []):
+        if l.tier == SCALE_UP:
+            up += deg * l.cap
+            up_links.append(l.index)
+        elif l.tier == HOST:
+            nic = items[other]
+            part = catalog.get(nic.part)
+            uplinks = [(ll, d) for ll, o, d in nb.get(other, []) if ll.tier == SCALE_OUT]
+            link_raw = sum(d * ll.cap for ll, d in uplinks)
+            port_raw = part.number("port_gbps") / 8 * max(1.0, part.number("ports", 1)) if part else link_raw
+            raw = min(link_raw, port_raw) if link_raw else 0.0
+            achieved = part.number("achieved_gb_per_s") if part and part.get("achieved_gb_per_s") else raw * cal.NET_EFFICIENCY
+            eff = min(achieved, link_raw * cal.NET_EFFICIENCY) if link_raw else 0.0
+            sharing = sum(d for ll, o, d in nb.get(other, []) if ll.tier == HOST) or 1
+            host = deg * l.cap
+            out_raw += min(host, deg * raw / sharing)
+            out_eff += min(host * cal.NET_EFFICIENCY, deg * eff / sharing)
+            out_links.extend(ll.index for ll, _ in uplinks)
+        elif l.tier == SCALE_OUT:
+            out_raw += deg * l.cap
+            out_eff += deg * l.cap * cal.NET_EFFICIENCY
+            out_links.append(l.index)
+    return up, up_links, out_raw, out_eff, out_links
+
+
+def _scale_up_joined(fabric: Fabric, nb: dict, start: str, members: set) -> set:
+    """The members reachable from `start` over scale-up links (through accelerators and switches)."""
+    items = fabric.design.items
+    seen, stack = {start}, [start]
+    while stack:
+        node = stack.pop()
+        for l, other, _ in nb.get(node, []):
+            if l.tier == SCALE_UP and other not in seen and items[other].kind in ("accelerator", "switch"):
+                seen.add(other)
+                stack.append(other)
+    return seen & members
+
+
+def _per_gpu(fabric: Fabric, chain) -> None:
+    """Per-accelerator scale-up bandwidth and scale-out injection of the representative's server.
+
+    Scale-up: the slowest accelerator of the server (a ring is as fast as its slowest member).
+
+    Scale-out: accelerators of one server joined by the scale-up fabric share the server's NICs —
+    NCCL routes traffic to a NIC over NVLink / Infinity Fabric (PXN, rail-local routing), so a
+    server with fewer NICs than GPUs (HGX-V100: 8 GPUs, 2 NICs each on one GPU's PCIe) gives every
+    GPU the server's total NIC bandwidth (each NIC capped by its GPU's host link) ÷ GPUs, as
+    long as a GPU's scale-up links can carry its share to a NIC-attached peer. An accelerator not
+    joined to its peers by scale-up links has only its own path (0 if it has none)."""
+    items = fabric.design.items
     nb = _neighbours(fabric)
     rep = fabric.rep
     server = next((i for i in chain(rep) if items[i].kind == "server"), None)
     # Accelerators alike to the representative (same server): the ring is as fast as the slowest.
     peers = [a.id for a in fabric.accelerators if server is None or items[a.id].parent == items[rep].parent] or [rep]
-    best_up, best_out = None, None
+    own = {acc: _own_paths(fabric, nb, acc) for acc in peers}
+    best_up = min(((own[a][0], own[a][1]) for a in peers), key=lambda x: x[0])
+    members = set(peers)
+    groups, placed = [], set()
     for acc in peers:
-        up, up_links, out_raw, out_eff, out_links = 0.0, [], 0.0, 0.0, []
-        for l, other, deg in nb.get(acc, []):
-            if l.tier == SCALE_UP:
-                up += deg * l.cap
-                up_links.append(l.index)
-            elif l.tier == HOST:
-                nic = items[other]
-                part = catalog.get(nic.part)
-                uplinks = [(ll, d) for ll, o, d in nb.get(other, []) if ll.tier == SCALE_OUT]
-                link_raw = sum(d * ll.cap for ll, d in uplinks)
-                port_raw = part.number("port_gbps") / 8 * max(1.0, part.number("ports", 1)) if part else link_raw
-                raw = min(link_raw, port_raw) if link_raw else 0.0
-                achieved = part.number("achieved_gb_per_s") if part and part.get("achieved_gb_per_s") else raw * cal.NET_EFFICIENCY
-                eff = min(achieved, link_raw * cal.NET_EFFICIENCY) if link_raw else 0.0
-                sharing = sum(d for ll, o, d in nb.get(other, []) if ll.tier == HOST) or 1
-                host = deg * l.cap
-                out_raw += min(host, deg * raw / sharing)
-                out_eff += min(host * cal.NET_EFFICIENCY, deg * eff / sharing)
-                out_links.extend(ll.index for ll, _ in uplinks)
-            elif l.tier == SCALE_OUT:
-                out_raw += deg * l.cap
-                out_eff += deg * l.cap * cal.NET_EFFICIENCY
-                out_links.append(l.index)
-        if best_up is None or up < best_up[0]:
-            best_up = (up, up_links)
-        if best_out is None or out_eff < best_out[1]:
-            best_out = (out_raw, out_eff, out_links)
-    fabric.up_raw, fabric.up_links = best_up
+        if acc in placed:
+            continue
+        group = _scale_up_joined(fabric, nb, acc, members) if own[acc][0] > 0 else {acc}
+        placed |= group
+        groups.append([a for a in peers if a in group])
+    best_out = None
+    for group in groups:
+        k = len(group)
+        raw = sum(own[a][2] for a in group) / k
+        eff = sum(own[a][3] for a in group) / k
+        if k > 1:
+            # A GPU without enough NIC bandwidth of its own sends the rest over its scale-up links.
+            relay = min(own[a][2] + own[a][0] for a in group)
+            raw, eff = min(raw, relay), min(eff, relay * cal.NET_EFFICIENCY)
+        links = sorted({i for a in group for i in own[a][4]})
+        if best_out is None or eff < best_out[1]:
+            best_out = (raw, eff, links)
+    fabric.up_raw, fabric.up_links = best_up[0], list(best_up[1])
     fabric.out_raw, fabric.out_eff, fabric.out_links = best_out
 
 
@@ -360,7 +410,7 @@ def _hops(fabric: Fabric, tiers: tuple[str, ...]) -> float | None:
     items, catalog = fabric.design.items, fabric.catalog
     nb = _neighbours(fabric)
 
-    def cost(l: LinkInfo) -> float:
+    def link_cost(l: LinkInfo) -> float:
         if l.tier == HOST:
             return 0.0
         for end in (l.a, l.b):
@@ -368,6 +418,13 @@ def _hops(fabric: Fabric, tiers: tuple[str, ...]) -> float | None:
             if it.kind == "switch" and is_passthrough(catalog.get(it.part)):
                 return 0.5
         return 1.0
+
+    costs = fabric.__dict__.get("_hop_costs")
+    if costs is None:
+        costs = fabric.__dict__["_hop_costs"] = [link_cost(l) for l in fabric.links]
+
+    def cost(l: LinkInfo) -> float:
+        return costs[l.index]
 
     rep = fabric.rep
     dist = {rep: 0.0}
@@ -457,16 +514,18 @@ def network_summary(fabric: Fabric) -> dict:
 
 def _oversubscription(fabric: Fabric, levels: dict) -> list[dict]:
     items, catalog = fabric.design.items, fabric.catalog
+    nb = _neighbours(fabric)
     per_level: dict[int, dict] = {}
     for item_id, level in levels.items():
         it = items[item_id]
         if it.kind != "switch" or is_passthrough(catalog.get(it.part)):
             continue
         down = up = 0.0
-        for l in fabric.links:
-            if l.tier not in (SCALE_OUT,) or item_id not in (l.a, l.b):
+        seen = set()
+        for l, other, deg in nb.get(item_id, ()):
+            if l.tier != SCALE_OUT or l.index in seen:
                 continue
-            other, deg = (l.b, l.deg_a) if l.a == item_id else (l.a, l.deg_b)
+            seen.add(l.index)
             other_level = levels.get(other, np.inf)
             if other_level < level or items[other].kind == "nic":
                 down += deg * l.cap

@@ -116,6 +116,7 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
         biggest = max((k for k in mem if k != "total"), key=lambda k: mem[k])
         result["why"] = (f"needs {mem['total']:.1f} GB per GPU (largest: {biggest} {mem[biggest]:.1f} GB) but "
                          f"{capacity:.1f} GB are usable of {_memory_gb(fabric):g} GB")
+        result["timed"] = False
         for key in ("step_time_s", "compute_s", "exposed_tp_s", "exposed_pp_s", "exposed_dp_s", "bubble_s",
                     "tflops_per_gpu", "mfu", "tokens_per_s", "days"):
             result[key] = None
@@ -158,7 +159,17 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
     exposed_dp = max(0.0, t_dp - backward_last)
     step = compute + exposed_tp + exposed_pp + bubble + exposed_dp
     tokens_step = B * s
+    if not math.isfinite(step) or step <= 0:
+        result["why"] = ("training not timed: the accelerators of this plan have no network path between them; "
+                         "draw the links that join their servers")
+        result["timed"] = False
+        result["fits"] = None  # memory fits (see memory_per_gpu_gb) but the step cannot be timed
+        for key in ("step_time_s", "compute_s", "exposed_tp_s", "exposed_pp_s", "exposed_dp_s", "bubble_s",
+                    "tflops_per_gpu", "model_tflops_per_gpu", "mfu", "tokens_per_s", "days"):
+            result[key] = None
+        return result
     result.update({
+        "timed": True,
         "step_time_s": _r(step), "compute_s": _r(compute), "exposed_tp_s": _r(exposed_tp),
         "exposed_pp_s": _r(exposed_pp), "exposed_dp_s": _r(exposed_dp), "bubble_s": _r(bubble),
         "tflops_per_gpu": _r(per_token * tokens_step / N / step / 1e12),
@@ -202,7 +213,7 @@ def auto_plan(fabric: Fabric, model: dict, comms: _Comms | None = None) -> dict 
     best = None
     for plan in _candidates(fabric, model):
         r = evaluate_plan(fabric, model, plan, comms)
-        if r["fits"] and (best is None or r["step_time_s"] < best["step_time_s"]):
+        if r["fits"] and r["step_time_s"] is not None and (best is None or r["step_time_s"] < best["step_time_s"]):
             best = r
     return best
 
@@ -234,6 +245,30 @@ def validate_plan(fabric: Fabric, model: dict, plan: dict) -> dict:
     return plan
 
 
+_TIMED_KEYS = ("step_time_s", "compute_s", "exposed_tp_s", "exposed_pp_s", "exposed_dp_s", "bubble_s",
+               "tflops_per_gpu", "mfu", "tokens_per_s", "days")
+
+
+def _untimed(fabric: Fabric, model: dict, plan, no_path: str) -> dict:
+    """The training section when the accelerators are not all joined: nothing is timed. `fits`
+    stays a statement about memory: None (not determined) unless an explicit plan is given."""
+    out = {"model": model.get("name"), "plan": plan, "fits": None, "timed": False,
+           "why": "training not timed: some accelerators have no network path to the others, so no plan "
+                  f"spanning them can be timed ({no_path})",
+           **{k: None for k in _TIMED_KEYS}, "memory_per_gpu_gb": None}
+    if isinstance(plan, dict):
+        chosen = validate_plan(fabric, model, plan)
+        m = math.ceil(model["global_batch"] / (chosen["dp"] * chosen["mb"]))
+        mem = memory(model, chosen, m)
+        capacity = _memory_gb(fabric) * cal.MEMORY_USABLE_FRACTION
+        out.update(plan=dict(chosen, auto=False), memory_per_gpu_gb=mem, memory_capacity_gb=_r(_memory_gb(fabric)))
+        if mem["total"] > capacity:
+            # Not fitting is known and final; report.py and the app print `why` for it.
+            out["fits"] = False
+            out["why"] = (f"needs {mem['total']:.1f} GB per GPU but {capacity:.1f} GB are usable; and " + out["why"])
+    return out
+
+
 def training(fabric: Fabric, spec: dict) -> tuple[dict, dict]:
     """The training section and the utilization it implies. `spec`: model (dict), plan (dict or
     "auto")."""
@@ -242,10 +277,15 @@ def training(fabric: Fabric, spec: dict) -> tuple[dict, dict]:
         return {"fits": False, "why": "the design has no accelerators", "plan": None, "model": model.get("name")}, {}
     comms = _Comms(fabric)
     plan = spec.get("plan") or "auto"
+    if fabric.total_accelerators > 1:
+        # Every plan spans all accelerators: if a whole-machine allreduce has no path, none can be timed.
+        probe = comms.best("allreduce", fabric.total_accelerators, 2.0 ** 20, 1)
+        if probe is None or not math.isfinite(float(probe.time[0])):
+            return _untimed(fabric, model, plan, coll.no_path_why(probe.bottleneck if probe else None)), {}
     if plan == "auto":
         best = auto_plan(fabric, model, comms)
         if best is None:
-            return ({"model": model.get("name"), "plan": "auto", "fits": False,
+            return ({"model": model.get("name"), "plan": "auto", "fits": False, "timed": False,
                      "why": f"no plan of tp, pp, dp over {fabric.total_accelerators:,} accelerators fits in memory "
                             f"with a global batch of {model['global_batch']:,}",
                      **{k: None for k in ("step_time_s", "compute_s", "exposed_tp_s", "exposed_pp_s", "exposed_dp_s",

@@ -63,22 +63,24 @@ def _link_media(design: Design, catalog: Catalog) -> list[Finding]:
     return out
 
 
-def ports_used(design: Design, switch_id: str, catalog: Catalog, links: list[Link] | None = None) -> int:
-    """Ports one copy of a switch needs for all its links."""
+def ports_used(design: Design, switch_id: str, catalog: Catalog, links: list[Link] | None = None,
+               copies: dict | None = None) -> int:
+    """Ports one copy of a switch needs for all its links (`copies`: link id → LinkCopies, if known)."""
     switch = catalog.get(design.items[switch_id].part)
     port_lanes = max(1, int(switch.number("port_lanes", 1))) if switch else 1
     used = 0
     for link in links if links is not None else design.links_of(switch_id):
-        copies = design.link_copies(link)
+        replication = copies[link.id] if copies is not None else design.link_copies(link)
         end = "a" if link.a == switch_id else "b"
         ports_per_copy = -(-link.lanes // port_lanes)
-        used += ports_per_copy * copies.degree_at(end)
+        used += ports_per_copy * replication.degree_at(end)
     return used
 
 
 def _switch_ports(design: Design, catalog: Catalog) -> list[Finding]:
     out = []
     by_item: dict[str, list[Link]] = {}
+    copies = {link.id: design.link_copies(link) for link in design.links.values()}
     for link in design.links.values():
         by_item.setdefault(link.a, []).append(link)
         by_item.setdefault(link.b, []).append(link)
@@ -92,7 +94,7 @@ def _switch_ports(design: Design, catalog: Catalog) -> list[Finding]:
             links = [l for l in by_item.get(item.id, []) if catalog.get(l.medium) and catalog[l.medium].get("family") not in ("pcie",)]
         else:
             links = by_item.get(item.id, [])
-        used = ports_used(design, item.id, catalog, links)
+        used = ports_used(design, item.id, catalog, links, copies)
         if used > ports:
             out.append(Finding(ERROR, item.id, f"{item.label} ({part.name}) needs {used} ports for its links but has {ports}"))
     return out

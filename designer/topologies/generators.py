@@ -198,17 +198,17 @@ def _rail_pod_tree(b: Builder, p: dict, sus: int, per_su: int, nics: int, up: in
     design.description += (f" Three tiers in rail pods: leaf r of {pod_sus} units is pod r of its block with "
                            f"{spines} spines; spine j of all {nics * blocks} pods meets core group j.")
     block = b.group("blk", blocks, None, name=f"{blocks} blocks of {pod_sus} units") if blocks > 1 else None
-    su = b.group("su", pod_sus, block, name=f"{pod_sus} scalable units") if pod_sus > 1 else block
+    su = b.group("su", pod_sus, block, name=f"{pod_sus} scalable units", x=20, y=100 + 60 * nics) if pod_sus > 1 else block
     server = _racked_servers(b, p, su, "su.", per_su)
     for j in range(spines):
-        group = b.group(f"core{j}", cores, None, name=f"Core group {j}", x=60 * j, y=-300)
+        group = b.group(f"core{j}", cores, None, name=f"Core group {j}", x=180 * j, y=-300 - 80 * nics)
         b.item(f"core{j}.sw", "switch", switch_id, group, name=f"Core {j}")
     for r in range(nics):
         leaf = b.item(f"su.leaf{r}", "switch", switch_id, su, name=f"Rail {r} leaf", x=80 * r, y=0)
         b.link(server["nics"][r], leaf, medium)
         for j in range(spines):
             spine = b.item(f"blk.spine{r}-{j}", "switch", switch_id, block, name=f"Rail {r} spine {j}",
-                           x=80 * r + 4 * j, y=-150)
+                           x=20 + 80 * j, y=40 + 60 * r)
             b.link(leaf, spine, medium, up // spines)
             b.link(spine, f"core{j}.sw", medium, down // cores)
     return design
@@ -336,6 +336,18 @@ def _build_torus(p: dict, catalog: Catalog) -> Design:
     chips = {}
     coords = list(_coordinates(block))
     host_grid = [k // h for k, h in zip(block, host_block)] if host_block else None
+    # Layout (positions are relative to the parent): chips in rows of at most 8 (a 2D host block
+    # keeps its shape), hosts 4 to a row, racks 5 to a row.
+    chip_cols = host_block[0] if host_block and len(host_block) == 2 else min(8, per_host)
+    chip_rows = -(-per_host // chip_cols)
+    host_w, host_h = 40 + 80 * chip_cols, 80 + 60 * chip_rows
+    # A 2D mesh of host blocks is drawn as the mesh: a rack's hosts in one row, racks stacked.
+    mesh_layout = bool(host_block) and len(dims) == 2
+    hosts_across = (per_rack if p["rack"] else block[1] // host_block[1]) if mesh_layout \
+        else min(4, per_rack if p["rack"] else hosts_per_block)
+    racks_across = 1 if mesh_layout else 5
+    rack_w = 40 + (host_w + 20) * hosts_across
+    rack_h = 60 + (host_h + 20) * -(-(per_rack if p["rack"] else hosts_per_block) // hosts_across)
     for index, coord in enumerate(coords):
         if host_block:
             host = _face_index([c // h for c, h in zip(coord, host_block)], host_grid)
@@ -344,17 +356,19 @@ def _build_torus(p: dict, catalog: Catalog) -> Design:
             host, slot = index // per_host, index % per_host
         server_id = f"host{host}"
         if server_id not in design.items:
-            host_parent = parent
+            host_parent, local = parent, host
             if p["rack"]:
-                rack_id = f"rack{host // per_rack}"
+                rack, local = divmod(host, per_rack)
+                rack_id = f"rack{rack}"
                 if rack_id not in design.items:
-                    b.item(rack_id, "rack", p["rack"], parent, name=f"Rack {host // per_rack}",
-                           x=700 * (host // per_rack), y=0)
+                    b.item(rack_id, "rack", p["rack"], parent, name=f"Rack {rack}",
+                           x=(rack_w + 60) * (rack % racks_across), y=(rack_h + 60) * (rack // racks_across))
                 host_parent = rack_id
             b.item(server_id, "server", platform.id, host_parent, name=f"Host {host}",
-                   x=160 * (host % 4), y=160 * (host // 4))
+                   x=20 + (host_w + 20) * (local % hosts_across), y=40 + (host_h + 20) * (local // hosts_across))
         chip = b.item("chip" + "-".join(map(str, coord)), "accelerator", gpu, server_id,
-                      name="Chip " + ",".join(map(str, coord)), x=30 * slot, y=30)
+                      name="Chip " + ",".join(map(str, coord)),
+                      x=20 + 80 * (slot % chip_cols), y=40 + 60 * (slot // chip_cols))
         chips[coord] = chip
     for coord, chip in chips.items():
         for axis, size in enumerate(block):
@@ -384,7 +398,7 @@ def _circuit_switch(b: Builder, p: dict, axis: int, coord: tuple, block: tuple) 
     item_id = f"ocs{axis}-{slot}"
     if item_id not in b.design.items:
         b.item(item_id, "switch", p["switch"], None, name=f"OCS {'xyz'[axis]}{slot}",
-               x=60 * (axis * per_axis + slot), y=-200)
+               x=80 * (axis * per_axis + slot), y=-200)
     return item_id
 
 
@@ -464,13 +478,13 @@ def _pcie_fabric_three_tiers(design: Design, b: Builder, p: dict, server: dict, 
     pods = nodes // pod_nodes
     # Re-parent the drawn node: pods of nodes instead of one group of all of them.
     pod = design.update_item("nodes", count=pods, name=f"{pods} pods")
-    inner = b.group("pod.nodes", pod_nodes, pod.id, name=f"{pod_nodes} nodes")
+    inner = b.group("pod.nodes", pod_nodes, pod.id, name=f"{pod_nodes} nodes", x=20, y=120)
     design.update_item(server["server"], parent=inner)
     for j in range(pod_switches):
-        pod_switch = b.item(f"pod.sw{j}", "switch", switch.id, pod.id, name=f"Pod switch {j}", x=90 * j, y=-150)
+        pod_switch = b.item(f"pod.sw{j}", "switch", switch.id, pod.id, name=f"Pod switch {j}", x=20 + 90 * j, y=40)
         for node_switch in node_switches:
             b.link(node_switch, pod_switch, medium, port_lanes * (uplinks // pod_switches))
-        group = b.group(f"spine{j}", spines, None, name=f"Spine group {j}", x=90 * j, y=-300)
+        group = b.group(f"spine{j}", spines, None, name=f"Spine group {j}", x=180 * j, y=-250)
         spine = b.item(f"spine{j}.sw", "switch", switch.id, group, name=f"Spine {j}")
         b.link(pod_switch, spine, medium, port_lanes * (pod_up // spines))
     down = pod_nodes * len(node_switches) * (uplinks // pod_switches)

@@ -6,8 +6,8 @@ is left unchanged. Each accepted edit is one undo step. The part's catalogue fig
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QComboBox, QFormLayout, QLabel, QLineEdit, QScrollArea, QTableWidget,
+from PySide6.QtCore import QSize, Qt, QTimer
+from PySide6.QtWidgets import (QSizePolicy, QComboBox, QFormLayout, QLabel, QLineEdit, QScrollArea, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget, QAbstractItemView, QHeaderView)
 
 from designer.document.document import Document
@@ -47,8 +47,13 @@ class Inspector(QWidget):
         self.figures.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         self.figures.horizontalHeader().setStretchLastSection(True)
         self.figures.setWordWrap(True)
+        self.figures.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         outer.addWidget(self.figures, 1)
         document.changed.connect(self._on_changed)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - a steady width: selecting must not resize the dock
+        return QSize(270, 420)
 
     # --- showing ---------------------------------------------------------------------------
     def show_selection(self, item_ids: list[str], link_ids: list[str]) -> None:
@@ -157,8 +162,10 @@ class Inspector(QWidget):
             if key in ("id", "kind"):
                 continue
             if hasattr(value, "items"):
-                value = ", ".join(f"{k}: {v:g}" if isinstance(v, (int, float)) else f"{k}: {v}" for k, v in value.items())
-            elif isinstance(value, tuple):
+                for k, v in value.items():
+                    rows.append((f"{key.replace('_', ' ')} · {k}", f"{v:g}" if isinstance(v, (int, float)) else str(v)))
+                continue
+            if isinstance(value, tuple):
                 value = ", ".join(map(str, value))
             elif isinstance(value, float):
                 value = f"{value:g}"

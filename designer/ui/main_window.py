@@ -8,8 +8,10 @@ canvas' link colours; stale results are dropped by the scheduler.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +88,14 @@ class MainWindow(QMainWindow):
         self.eval_label.setObjectName("evaluationState")
         self.statusBar().addPermanentWidget(self.eval_label)
 
-        # Evaluation.
+        # Evaluation. The engine is Python on a worker thread; every call the UI thread makes into
+        # C++ (each painter call) gives up the GIL, and getting it back waits up to the switch
+        # interval. The default 5 ms makes a canvas repaint crawl while an evaluation runs.
+        sys.setswitchinterval(0.001)
+        # Full garbage collections of a heap with 20,000 canvas items pause every thread for
+        # tens of milliseconds; collect young objects less often and freeze the long-lived ones
+        # after each load (see _on_document_changed).
+        gc.set_threshold(20_000, 20, 50)
         self.scheduler = EvaluationScheduler(catalog=self.catalog, debounce_ms=debounce_ms, parent=self)
         self.scheduler.started.connect(self._on_eval_started)
         self.scheduler.finished.connect(self._on_eval_finished)
@@ -268,6 +277,8 @@ class MainWindow(QMainWindow):
     # --- evaluation ----------------------------------------------------------------------------------
     def _on_document_changed(self, change) -> None:
         if change.reset:
+            gc.collect()
+            gc.freeze()
             self.scheduler.request_now(self.document.design.snapshot(), self.workload)
         else:
             self.scheduler.request(self.document.design.snapshot(), self.workload)
@@ -288,14 +299,19 @@ class MainWindow(QMainWindow):
         self.last_result = result
         self.evaluations += 1
         self.results.show_result(result)
-        self.scene.apply_result(result)
-        self.view.viewport().update()
+        # The canvas overlay in its own event-loop turn, so input and timers run in between.
+        QTimer.singleShot(0, lambda r=result: self._apply_overlay(r))
         errors = sum(1 for f in result.get("lint", ()) if f["severity"] == "error") if hasattr(result, "get") else 0
         state = f"Evaluated in {self.scheduler.last_duration_s * 1000:,.0f} ms"
         if errors:
             state += f" · {errors} lint error{'s' if errors != 1 else ''}"
         self.eval_label.setText(state)
         self.evaluated.emit(result)
+
+    def _apply_overlay(self, result) -> None:
+        if result is self.last_result:
+            self.scene.apply_result(result)
+            self.view.update_legend()
 
     def _on_eval_failed(self, generation: int, message: str) -> None:
         self.eval_label.setText("Evaluation failed")

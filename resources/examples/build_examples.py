@@ -28,11 +28,15 @@ H100_RACK = ("Racks: 4 servers per 42U rack provisioned for 40.8 kW, NVIDIA's gu
              "(hardware.md); the switches' racks are not drawn.")
 
 
-def _switch_for(catalog: Catalog, medium: str) -> str | None:
-    """A catalogued switch that speaks this medium, if there is one."""
-    for part in sorted(catalog.of_kind("switch"), key=lambda p: p.id):
-        if medium in part.media and part.number("height_u") > 0:
-            return part.id
+def _switch_for(catalog: Catalog, nic: str) -> str | None:
+    """A rack-mounted catalogued switch that shares a network medium with this NIC, if there is one
+    (the NIC's own medium first, then the Ethernet it runs on underneath)."""
+    network = [m for m in catalog[nic].media if catalog[m].get("family") not in ("pcie",)]
+    for medium in network:
+        # The highest-radix switch first: it builds the flattest fabric.
+        for part in sorted(catalog.of_kind("switch"), key=lambda p: (-p.number("ports"), p.id)):
+            if medium in part.media and part.number("height_u") > 0:
+                return part.id
     return None
 
 
@@ -50,7 +54,15 @@ def _replicate(design: Design, server_id: str, count: int, per_rack: int, rack: 
         design.add_item(Item("servers", "group", name=f"{per_rack} servers", count=per_rack, parent="rack"))
         parent = "servers"
     design.update_item(server_id, parent=parent)
+    _edited(design, f"replicated to {count} servers in racks of {per_rack} ({rack}) by build_examples.py")
     return design
+
+
+def _edited(design: Design, what: str) -> None:
+    """Record on the template settings that the design was changed after generation."""
+    template = design.settings.get("template")
+    if template is not None:
+        template["edited"] = "; ".join(filter(None, [template.get("edited"), what]))
 
 
 def _describe(design: Design, name: str, *paragraphs: str) -> Design:
@@ -113,23 +125,26 @@ def tesla_a100_2021(catalog: Catalog) -> Design:
 def tesla_dojo_exapod(catalog: Catalog) -> Design:
     d = generate("torus", catalog, platform="dojo-training-tile", gpu="dojo-d1", dims="50x60", wrap=0,
                  host_block="5x5", rack="rack-nvl72", hosts_per_rack=12)
+    for item in [i for i in d.items.values() if i.kind in ("server", "rack")]:
+        d.update_item(item.id, name=item.name.replace("Host", "Tile").replace("Rack", "Cabinet"))
     return _describe(
         d, "Tesla Dojo ExaPOD (2022)",
-        """Tesla's Dojo ExaPOD: 120 training tiles of 25 D1 chips (3,000 D1), the tiles joined
-        edge to edge into one 2D mesh of chips (here 10 × 12 tiles = 50 × 60 chips, open edges),
-        in 10 cabinets of 12 tiles.""",
+        """Tesla's Dojo ExaPOD: 120 training tiles of 25 D1 chips (3,000 D1). The tiles are joined
+        edge to edge, so the chips form one 2D mesh: here 10 × 12 tiles of 5 × 5 chips = a 50 × 60
+        mesh with open edges, in 10 cabinets of 12 tiles.""",
         """Public figures (seed-systems.md, row 3; Tesla AI Day 2021/2022): 120 tiles, 3,000 D1
-        (25 per tile); 1.1 EFLOPS BF16/CFP8 (3,000 × 362 TF = 1.09 EF); 13 TB SRAM; 1.3 TB HBM
-        (the HBM sits in the Dojo Interface Processors, not catalogued, so it is not counted; the
-        engine's SRAM total is 3,000 × 442.5 MB = 1.33 TB, not Tesla's 13 TB figure, which appears
-        to count more than the D1 SRAM); 10 cabinets.""",
-        """Assumptions: each tile is a 5 × 5 mesh of D1 and the tiles tile a 10 × 12 grid; a D1's
-        576 SerDes lanes are shared over its 4 edges (144 lanes, about 2 TB/s per direction per
-        neighbour, so 10 TB/s across a tile edge; Tesla quotes 9 TB/s). The Dojo Interface
+        (25 per tile); 1.1 EFLOPS BF16/CFP8 (3,000 × 362 TF = 1.09 EF); 13 TB SRAM; 1.3 TB HBM;
+        9 TB/s per tile edge; 10 cabinets. The HBM sits in the Dojo Interface Processors, which are
+        not catalogued, so it is not counted; the engine's SRAM total is 3,000 × 442.5 MB = 1.33 TB,
+        not Tesla's 13 TB.""",
+        """Assumptions: the tiles tile a 10 × 12 grid; a D1's 576 SerDes lanes are shared over its 4
+        edges (144 lanes, about 2 TB/s per direction to each neighbour, so 10 TB/s across a tile
+        edge; Tesla quotes 9 TB/s). Every chip is drawn (3,000 chips, the largest example by item
+        count) because a mesh cannot be folded into replicated groups. The Dojo Interface
         Processors, hosts and the Z-plane Ethernet are not catalogued and not drawn. Cabinets are
-        drawn as the catalogue's 120 kW rack with 12 tiles each (Tesla's 10 cabinets): 12 × 15 kW
-        = 180 kW, so lint warns that each cabinet is over the rack's budget; Dojo cabinets are
-        Tesla's own high-density design, not a catalogued rack.""")
+        drawn as the catalogue's 120 kW rack with 12 tiles each (Tesla's 10 cabinets): 12 × 15 kW =
+        180 kW, so lint warns that each cabinet is over that budget; Dojo cabinets are Tesla's own
+        high-density design, not a catalogued rack.""")
 
 
 def microsoft_openai_2020(catalog: Catalog) -> Design:
@@ -145,7 +160,9 @@ def microsoft_openai_2020(catalog: Catalog) -> Design:
         (400 Gb/s per server); the fabric is a non-blocking three-tier fat tree of Quantum QM8700
         (topology not public). The 285,000 CPU cores include CPU-only servers that are not drawn
         (the GPU servers here have 1,250 × 2 × 20 = 50,000 cores). 5 servers (17.5 kW) per 42U
-        air-cooled rack.""")
+        air-cooled rack. The ConnectX-6 is a PCIe Gen4 card; in this Gen3 server its
+        host link runs at Gen3 x16 (about 15.8 GB/s per direction), below the 25 GB/s of its HDR
+        port, and the design draws it so.""")
 
 
 def azure_nd_h100_v5(catalog: Catalog) -> Design:
@@ -184,11 +201,14 @@ def google_tpu_v4_pod(catalog: Catalog) -> Design:
 
 
 def google_a3(catalog: Catalog) -> Design:
-    switch = _switch_for(catalog, "ipu")
+    switch = _switch_for(catalog, "ipu-200g")
     note = ""
     if switch:
         d = generate("rail-fat-tree", catalog, platform="hgx-h100", nic="ipu-200g", nics_per_node=8, nodes=3250,
                      nodes_per_su=25, switch=switch, rack="rack-48u", servers_per_rack=5)
+        note = (f"Google's Jupiter data-centre fabric is not public or catalogued; the scale-out network is drawn "
+                f"as a rail-optimized, non-blocking fabric of {catalog[switch].name} switches running their "
+                "ports at the IPU's 200 GbE, as a stand-in with the same per-GPU bandwidth.")
     else:
         d = _replicate(generate("server", catalog, platform="hgx-h100", nic="ipu-200g", nics_per_node=8),
                        "node", 3250, 5, "rack-48u")
@@ -221,7 +241,9 @@ def meta_2017_v100(catalog: Catalog) -> Design:
         class 8 × V100 SXM2 (Big Basin-like) with 2 × 200 Gb/s HDR ConnectX-6; the catalogue has no
         100 Gb/s EDR parts of the time, so the fabric is a non-blocking three-tier fat tree of
         Quantum QM8700 (HDR), faster than what was installed in 2017. 5 servers (17.5 kW) per 42U
-        air-cooled rack.""")
+        air-cooled rack. The ConnectX-6 is a PCIe Gen4 card; in this Gen3 server its
+        host link runs at Gen3 x16 (about 15.8 GB/s per direction), below the 25 GB/s of its HDR
+        port, and the design draws it so.""")
 
 
 def meta_rsc_phase1(catalog: Catalog) -> Design:
@@ -258,11 +280,14 @@ def meta_rsc_phase2(catalog: Catalog) -> Design:
 
 
 def aws_p5_ultracluster(catalog: Catalog) -> Design:
-    switch = _switch_for(catalog, "efa")
+    switch = _switch_for(catalog, "efa-v2")
     note = ""
     if switch:
         d = generate("rail-fat-tree", catalog, platform="hgx-h100", nic="efa-v2", nics_per_node=32, nodes=2500,
                      nodes_per_su=25, switch=switch, rack="rack-42u-superpod", servers_per_rack=4)
+        note = (f"AWS's UltraCluster switches are not public or catalogued; the scale-out network is drawn as a "
+                f"rail-optimized, non-blocking fabric of {catalog[switch].name} switches running their ports at "
+                "EFA's 100 GbE, as a stand-in with the same 3,200 Gb/s per instance.")
     else:
         d = _replicate(generate("server", catalog, platform="hgx-h100", nic="efa-v2", nics_per_node=32),
                        "node", 2500, 4, "rack-42u-superpod")
@@ -290,8 +315,7 @@ def aws_p4de(catalog: Catalog) -> Design:
         """Public figures (seed-systems.md, row 12; AWS): 8 × A100 80 GB HBM2e = 640 GB of HBM per
         instance; 400 Gb/s EFA (4 × 100 Gb/s).""",
         """Assumptions: the platform's power, height and CPUs are the DGX A100's (the P4de's own are
-        not public); the 4 EFA cards are PCIe Gen5 parts in a Gen4 server, so their host links are
-        not drawn; a single instance, so no scale-out fabric is drawn.""")
+        not public); the 4 EFA cards are PCIe Gen5 parts running at Gen4 x16 in this server; a single instance, so no scale-out fabric is drawn.""")
 
 
 def coreweave_inflection_h100(catalog: Catalog) -> Design:
@@ -328,6 +352,11 @@ def gigaio_supernode(catalog: Catalog) -> Design:
 
 def tensorwave_tensornode(catalog: Catalog) -> Design:
     d = generate("pcie-fabric", catalog, platform="supernode-32", nodes=180)
+    # One SuperNODE (20U, 24.7 kW) per 42U air-cooled 30 kW rack.
+    node = d.items["node"]
+    d.add_item(Item("node-rack", "rack", name="Rack", part="rack-42u", parent=node.parent, x=node.x, y=node.y))
+    d.update_item("node", parent="node-rack")
+    _edited(d, "each node put in its own rack-42u by build_examples.py")
     return _describe(
         d, "TensorWave TensorNODE (5,760 MI300X)",
         """TensorWave's TensorNODE: GigaIO's SuperNODE architecture at scale, all-AMD (4th-gen EPYC
@@ -339,8 +368,8 @@ def tensorwave_tensornode(catalog: Catalog) -> Design:
         """Assumptions: the fabric's switch counts and layout are not public. Each SuperNODE's two
         24-port FabreX switches keep 6 x16 ports for the fabric; 180 nodes need three tiers: pods
         of 9 SuperNODEs under 6 pod switches (18 ports down, 6 up: 3:1), pod switch j of every pod
-        under spine group j. The racks are not drawn (a SuperNODE is 20U and about 25 kW: two per
-        60 kW rack).""")
+        under spine group j. One SuperNODE (20U; 24.7 kW, the GPUs' and CPUs' power only) per 42U
+        air-cooled 30 kW rack; the fabric switches' racks are not drawn.""")
 
 
 def tencent_hcc_h800(catalog: Catalog) -> Design:
@@ -374,11 +403,13 @@ def frontier_mi250x(catalog: Catalog) -> Design:
         non-blocking three-tier fat tree of Quantum-2 QM9700 with 2 × 400 Gb/s NDR per node, the
         same 800 Gb/s per node as Frontier's 4 × 200 Gb/s Slingshot NICs. Node height (1U) and
         power (the GPUs' only, 2.24 kW) are catalogue assumptions; 10 nodes per 48U rack. Frontier's
-        real cabinets hold 128 nodes each.""")
+        real cabinets hold 128 nodes each. The ConnectX-7 is a PCIe Gen5 card running at Gen4 x16 beside
+        the MI250X.""")
 
 
 def cerebras_cg1(catalog: Catalog) -> Design:
     d = _replicate(generate("server", catalog, platform="cs-2-system"), "node", 64, 2, "rack-42u")
+    d.update_item("node.gpu0", name="WSE-2 wafer")
     return _describe(
         d, "Cerebras Condor Galaxy 1",
         """Condor Galaxy 1 (Cerebras and G42, 2023): 64 Cerebras CS-2 systems, one wafer-scale
@@ -388,7 +419,8 @@ def cerebras_cg1(catalog: Catalog) -> Design:
         bandwidth, 4 EFLOPS FP16 (62.5 PF per CS-2 is derived from that total: catalogue note).""",
         """Assumptions: each CS-2's 12 × 100 GbE links go to the SwarmX broadcast/reduce fabric and
         MemoryX servers, which are not catalogued (nor is a 100 GbE switch), so the cluster network
-        is NOT drawn; the CS-2 has no power figure in the reference (power not modelled). 2 CS-2
+        is NOT drawn (lint therefore warns that the wafer has no link to any other part); the CS-2 has
+        no power figure in the reference (power not modelled). 2 CS-2
         (15U each) per 42U rack.""")
 
 
