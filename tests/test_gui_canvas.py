@@ -326,3 +326,35 @@ def test_tooltips_show_figures(server_window):
     assert "TFLOPS" in scene.tooltip_for("node.gpu0") and "GB" in scene.tooltip_for("node.gpu0")
     link_id = next(iter(scene.links_by_item["node.gpu0"]))
     assert "GB/s per direction" in scene.tooltip_for(link_id)
+
+
+def test_dragging_a_server_onto_a_rack_puts_it_inside_in_one_step(empty):
+    window = empty
+    doc = window.document
+    assert drop(window, "rack-48u", window.view.mapFromScene(QPointF(-400, 0)))
+    assert drop(window, "qm9700", window.view.mapFromScene(QPointF(200, 0)))
+    rack = next(i for i in doc.design.items.values() if i.kind == "rack")
+    switch = next(i for i in doc.design.items.values() if i.kind == "switch")
+    QTest.mouseClick(window.view.viewport(), LEFT, NO, vpos(window, switch.id))
+    steps = doc.undo_stack.count()
+    drag(window, vpos(window, switch.id), vpos(window, rack.id))
+    moved = doc.design.items[switch.id]
+    assert moved.parent == rack.id and doc.undo_stack.count() == steps + 1
+    assert window.scene.nodes[switch.id].parentItem() is window.scene.nodes[rack.id]
+    doc.undo_stack.undo()
+    assert doc.design.items[switch.id].parent is None
+    assert window.scene.nodes[switch.id].parentItem() is None
+
+
+def test_dragging_into_a_replicated_group_is_refused_with_a_reason(empty):
+    window = empty
+    doc = window.document
+    window.view.ask_count = lambda part: 4
+    assert drop(window, "rack-48u", window.view.mapFromScene(QPointF(-400, 0)), SHIFT)  # 4 × rack
+    assert drop(window, "qm9700", window.view.mapFromScene(QPointF(300, 0)))
+    rack = next(i for i in doc.design.items.values() if i.kind == "rack")
+    switch = next(i for i in doc.design.items.values() if i.kind == "switch")
+    QTest.mouseClick(window.view.viewport(), LEFT, NO, vpos(window, switch.id))
+    drag(window, vpos(window, switch.id), vpos(window, rack.id))
+    assert doc.design.items[switch.id].parent is None  # moved, but not into the ×4 rack
+    assert "copies" in window.statusBar().currentMessage()

@@ -227,3 +227,22 @@ def test_example_gallery_lists_examples(qtbot):
     qtbot.addWidget(dialog)
     assert dialog.table.rowCount() == len(rows) > 0
     assert dialog.table.item(0, 0).text()
+
+
+def test_double_click_in_the_palette_places_the_part(fat_tree):
+    window = fat_tree
+    palette = window.palette
+    item = next(palette.tree.topLevelItem(i).child(j) for i in range(palette.tree.topLevelItemCount())
+                for j in range(palette.tree.topLevelItem(i).childCount())
+                if palette.tree.topLevelItem(i).child(j).data(0, Qt.ItemDataRole.UserRole + 1) == "sn5600")
+    before = len(window.document.design.items)
+    palette.tree.itemActivated.emit(item, 0)
+    assert len(window.document.design.items) == before + 1
+    new = window.scene.selected_ids()[0]
+    assert window.document.design.items[new].part == "sn5600"
+
+
+def test_multi_selection_says_so_in_the_inspector(fat_tree):
+    window = fat_tree
+    window.scene.select_ids(["su.leaf0", "su.leaf1"])
+    assert window.inspector.title.text().startswith("2 selected")

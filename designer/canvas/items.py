@@ -212,29 +212,51 @@ class LinkItem(QGraphicsLineItem):
         self.tier: str | None = None
         self.lanes = 1
         self.selected_look = False
+        self.detail = True  # False when zoomed out: hairlines, which Qt draws several times faster
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(5)
 
     def set_line(self, line: QLineF) -> None:
         self.setLine(line)
 
-    def restyle(self) -> None:
-        if self.utilization is not None:
-            colour = utilization_colour(self.utilization)
-        else:
-            colour = TIER_COLOURS.get(self.tier, TIER_COLOURS[None])
-        width = 1.3 + min(2.5, math.log2(max(1, self.lanes)) * 0.5)
-        if self.bottleneck:
-            width = 5.0
-            colour = QColor("#d50000")
-        if self.selected_look:
-            colour = QColor("#ff6d00")
-            width += 2.0
+    def style_key(self) -> tuple:
+        level = None if self.utilization is None else int(round(max(0.0, min(1.0, self.utilization)) * UTIL_LEVELS))
+        return (level, self.tier, min(12, max(1, self.lanes).bit_length()), self.bottleneck, self.selected_look,
+                self.detail)
+
+    def restyle(self) -> bool:
+        """Apply the pen for the current state; returns False if nothing visible changed."""
+        key = self.style_key()
+        if key == getattr(self, "_style", None):
+            return False
+        self._style = key
+        self.setPen(_link_pen(key))
+        z = 6 if self.bottleneck or self.selected_look else 5
+        if self.zValue() != z:
+            self.setZValue(z)
+        return True
+
+
+UTIL_LEVELS = 20
+_link_pens: dict[tuple, QPen] = {}
+
+
+def _link_pen(key: tuple) -> QPen:
+    """Shared pens: links are coloured in 5% steps of utilization."""
+    pen = _link_pens.get(key)
+    if pen is None:
+        level, tier, lanes_bits, bottleneck, selected, detail = key
+        colour = utilization_colour(level / UTIL_LEVELS) if level is not None else TIER_COLOURS.get(tier, TIER_COLOURS[None])
+        width = 1.3 + min(2.5, (lanes_bits - 1) * 0.5) if detail else 0.0
+        if bottleneck:
+            width, colour = (5.0 if detail else 3.0), QColor("#d50000")
+        if selected:
+            colour, width = QColor("#ff6d00"), width + 2.0
         pen = QPen(colour, width)
         pen.setCosmetic(True)
-        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-        self.setPen(pen)
-        self.setZValue(6 if self.bottleneck or self.selected_look else 5)
+        pen.setCapStyle(Qt.PenCapStyle.RoundCap if width else Qt.PenCapStyle.FlatCap)
+        _link_pens[key] = pen
+    return pen
 
 
 def clip_to_rect(inside: QPointF, outside: QPointF, rect: QRectF) -> QPointF:

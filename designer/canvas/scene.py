@@ -125,6 +125,7 @@ class DesignScene(QGraphicsScene):
         if a is None or b is None:
             return None
         item = LinkItem(link.id, link.a, link.b)
+        item.detail = self.detail
         self._style_link(item, link)
         # A link lives inside the innermost container holding both ends, so moving that container
         # carries the link along with no work.
@@ -348,6 +349,9 @@ class DesignScene(QGraphicsScene):
             self.detail = on
             for node in self.nodes.values():
                 node.set_text_visible(on)
+            for link in self.link_items.values():
+                link.detail = on
+                link.restyle()
 
     def content_rect(self) -> QRectF:
         """The drawn design's extent (containers enclose their contents; links join items)."""
@@ -420,22 +424,68 @@ class DesignScene(QGraphicsScene):
 
     def mouseReleaseEvent(self, event) -> None:
         super().mouseReleaseEvent(event)
-        self.commit_moves()
+        self.commit_moves(event.scenePos() if event.button() == Qt.MouseButton.LeftButton else None)
 
-    def commit_moves(self) -> None:
-        """Turn the positions the user dragged items to into one undo step."""
+    def commit_moves(self, release_at: QPointF | None = None) -> None:
+        """Turn the positions the user dragged items to into one undo step. Items released over
+        another container that accepts them (a server dragged onto a rack) move inside it."""
+        from dataclasses import replace as _replace
+
         design = self.design
-        moved: dict[str, tuple[float, float]] = {}
+        ops = []
+        moved_ids = []
         for node in self.selectedItems():
             if not isinstance(node, NodeItem):
                 continue
             item = design.items.get(node.item_id)
-            if item is not None and (node.pos().x(), node.pos().y()) != (item.x, item.y):
-                moved[node.item_id] = (node.pos().x(), node.pos().y())
-        if moved:
-            count = len(moved)
-            if not self.document.move_items(moved, text=f"Move {count} items" if count > 1 else "Move item"):
-                self._restore_positions(moved)
+            if item is None or (node.pos().x(), node.pos().y()) == (item.x, item.y):
+                continue
+            moved_ids.append(item.id)
+            parent_id, x, y = item.parent, node.pos().x(), node.pos().y()
+            target = self._drop_target(node, release_at) if release_at is not None else False
+            if target is not False:
+                new_parent = target.item_id if target is not None else None
+                copies = lambda pid: design.multiplicity(pid) if pid else 1  # noqa: E731
+                if new_parent != item.parent and copies(new_parent) != copies(item.parent):
+                    # Moving in or out of a replicated group would silently change the hardware.
+                    where = design.items[new_parent].label if new_parent else "the top level"
+                    self.message.emit(f"Not moved into {where}: that would change how many copies of "
+                                      f"{item.label} there are (×{copies(item.parent):,} → ×{copies(new_parent):,}); "
+                                      "use Cut and Paste")
+                elif new_parent != item.parent:
+                    local = self.snap(target.mapFromScene(node.scenePos()) if target is not None else node.scenePos())
+                    parent_id, x, y = new_parent, local.x(), local.y()
+            ops.append(("update_item", item, _replace(item, parent=parent_id, x=float(x), y=float(y))))
+        if not ops:
+            return
+        reparented = sum(1 for op in ops if op[1].parent != op[2].parent)
+        count = len(ops)
+        text = f"Move {count} items" if count > 1 else "Move item"
+        if reparented:
+            where = self.design.items[ops[0][2].parent].label if ops[0][2].parent else "the top level"
+            text = f"Move into {where}"
+        if not self.document.apply(ops, text):
+            self._restore_positions(moved_ids)
+        elif reparented:
+            self.message.emit(f"Moved {reparented} item{'s' if reparented > 1 else ''} into {where}")
+
+    def _drop_target(self, node: NodeItem, scene_pos: QPointF):
+        """The container under the release point that accepts this node (None: the top level), or
+        False to keep the current parent (nothing accepting there, or it is its own container)."""
+        allowed = ALLOWED_PARENTS.get(node.kind, ())
+        for candidate in self.items(scene_pos):
+            if not isinstance(candidate, NodeItem) or candidate is node or node.isAncestorOf(candidate):
+                continue
+            if candidate.isSelected():
+                continue  # moving along with it
+            if candidate.container and candidate.kind in allowed and candidate.kind != "group":
+                return candidate
+        return None if node.parentItem() is not None and not self._inside_parent(node, scene_pos) else False
+
+    @staticmethod
+    def _inside_parent(node: NodeItem, scene_pos: QPointF) -> bool:
+        parent = node.parentItem()
+        return parent is None or parent.mapRectToScene(parent.rect()).contains(scene_pos)
 
     def _restore_positions(self, ids) -> None:
         was, self.syncing = self.syncing, True
@@ -573,16 +623,33 @@ class DesignScene(QGraphicsScene):
 
     # --- results overlay --------------------------------------------------------------------------------
     def apply_result(self, result: Any) -> None:
-        """Colour links by utilization and emphasise the bottleneck (when the result has them)."""
+        """Colour links by utilization and emphasise the bottleneck (when the result has them).
+        Large designs are restyled in slices so the UI keeps breathing."""
         util, bottleneck = utilization_of(result)
         if util == self.utilization and bottleneck == self.bottleneck:
             return
-        stale = set(self.utilization) | set(util) | {self.bottleneck, bottleneck}
+        stale = list(set(self.utilization) | set(util) | ({self.bottleneck, bottleneck} - {None}))
         self.utilization, self.bottleneck = util, bottleneck
-        for link_id in stale:
-            item, link = self.link_items.get(link_id), self.design.links.get(link_id or "")
-            if item is not None and link is not None:
-                self._style_link(item, link)
+        self._restyle_generation = getattr(self, "_restyle_generation", 0) + 1
+        self._restyle_slice(stale, 0, self._restyle_generation)
+
+    RESTYLE_SLICE = 1500
+
+    def _restyle_slice(self, ids: list, start: int, generation: int) -> None:
+        if generation != self._restyle_generation:
+            return  # a newer result is being applied
+        util, bottleneck, items = self.utilization, self.bottleneck, self.link_items
+        for link_id in ids[start:start + self.RESTYLE_SLICE]:
+            item = items.get(link_id)
+            if item is not None:
+                item.utilization = util.get(link_id)
+                item.bottleneck = link_id == bottleneck
+                item.restyle()
+        if start + self.RESTYLE_SLICE < len(ids):
+            from PySide6.QtCore import QTimer
+
+            # A real (non-zero) timer, so input, paints and other timers run between slices.
+            QTimer.singleShot(5, lambda: self._restyle_slice(ids, start + self.RESTYLE_SLICE, generation))
 
 
 def utilization_of(result: Any) -> tuple[dict[str, float], str | None]:

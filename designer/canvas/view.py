@@ -54,7 +54,10 @@ class DesignView(QGraphicsView):
 
     def _sync_detail(self) -> None:
         """Hide text when it would be too small to read (and costly to draw 20,000 times)."""
-        self.design_scene.set_detail(self.transform().m11() >= 0.4)
+        detailed = self.transform().m11() >= 0.4
+        self.design_scene.set_detail(detailed)
+        # Zoomed out, antialiasing thousands of hairlines costs more than it shows.
+        self.setRenderHint(QPainter.RenderHint.Antialiasing, detailed)
 
     def resetTransform(self) -> None:  # noqa: N802
         super().resetTransform()
@@ -162,6 +165,23 @@ class DesignView(QGraphicsView):
             event.accept()
             return
         super().mouseDoubleClickEvent(event)
+
+    def contextMenuEvent(self, event) -> None:  # noqa: N802
+        """Right-click: the edit actions for the item under the cursor (selecting it first)."""
+        from PySide6.QtWidgets import QMenu
+
+        item = self.itemAt(event.pos())
+        target = self._node_of(item) or (item if isinstance(item, LinkItem) else None)
+        if target is not None and not target.isSelected():
+            self.scene().clearSelection()
+            target.setSelected(True)
+        actions = [a for a in self.actions() if a.isEnabled()]
+        if not actions:
+            return
+        menu = QMenu(self)
+        for action in actions:
+            menu.addAction(action)
+        menu.exec(event.globalPos())
 
     def _node_of(self, item) -> NodeItem | None:
         while item is not None and not isinstance(item, NodeItem):

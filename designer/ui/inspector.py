@@ -59,6 +59,7 @@ class Inspector(QWidget):
     def show_selection(self, item_ids: list[str], link_ids: list[str]) -> None:
         self.item_id = item_ids[0] if len(item_ids) == 1 and not link_ids else None
         self.link_id = link_ids[0] if len(link_ids) == 1 and not item_ids else None
+        self._selected = len(item_ids) + len(link_ids)
         self.refresh()
 
     def _on_changed(self, change) -> None:
@@ -136,7 +137,8 @@ class Inspector(QWidget):
                 pass
             self._show_figures(link.medium)
         else:
-            self.title.setText("Nothing selected" if not self.item_id else "")
+            n = getattr(self, "_selected", 0)
+            self.title.setText(f"{n} selected — select one item or link to edit it" if n > 1 else "Nothing selected")
 
     def _readonly(self, label: str, text: str) -> None:
         value = QLabel(text)

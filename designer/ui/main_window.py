@@ -111,6 +111,7 @@ class MainWindow(QMainWindow):
         self.view.fileDropped.connect(self.open_path_interactive)
         self.results.findingActivated.connect(self.select_finding)
         self.results.workloadChanged.connect(self._on_workload)
+        self.palette.partActivated.connect(self.place_part)
 
         self._build_actions()
         self._build_menus()
@@ -180,7 +181,7 @@ class MainWindow(QMainWindow):
         a("zoom_out", "Zoom &Out", lambda: self.view.zoom(0.8), SK.ZoomOut)
         a("zoom_fit", "Zoom to &Fit", self.view.zoom_to_fit, "Ctrl+0", "Show the whole design")
         a("about", "&About Cluster Designer", lambda: show_about(self, self.catalog))
-        for name in ("cut", "copy", "paste", "duplicate", "delete", "select_all", "group", "ungroup", "rename",
+        for name in ("rename", "duplicate", "delete", "group", "ungroup", "cut", "copy", "paste", "select_all",
                      "undo", "redo"):
             getattr(self, f"act_{name}").setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             self.view.addAction(getattr(self, f"act_{name}"))
@@ -277,6 +278,7 @@ class MainWindow(QMainWindow):
     # --- evaluation ----------------------------------------------------------------------------------
     def _on_document_changed(self, change) -> None:
         if change.reset:
+            gc.unfreeze()  # let the previous design's cycles be collected
             gc.collect()
             gc.freeze()
             self.scheduler.request_now(self.document.design.snapshot(), self.workload)
@@ -551,6 +553,11 @@ class MainWindow(QMainWindow):
         items = self.scene.selected_ids()
         if len(items) == 1:
             self.view.start_rename(items[0])
+
+    def place_part(self, part_id: str) -> list[str]:
+        """Place a part in the middle of the visible canvas (inside the rack/server there)."""
+        centre = self.view.mapToScene(self.view.viewport().rect().center())
+        return self.scene.drop_part(part_id, centre)
 
     def _set_link_tool(self, on: bool) -> None:
         self.view.link_tool = bool(on)

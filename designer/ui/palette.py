@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QMimeData, QSize, Qt
+from PySide6.QtCore import QMimeData, QSize, Qt, Signal
 from PySide6.QtGui import QDrag, QIcon
 from PySide6.QtWidgets import QLineEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget, QAbstractItemView
 
@@ -44,6 +44,8 @@ class _PartTree(QTreeWidget):
 
 
 class Palette(QWidget):
+    partActivated = Signal(str)  # double-click or Enter on a part: place it at the canvas centre
+
     def __init__(self, catalog: Catalog, parent=None):
         super().__init__(parent)
         self.catalog = catalog
@@ -60,9 +62,16 @@ class Palette(QWidget):
         self.tree.setDragDropMode(QAbstractItemView.DragDropMode.DragOnly)
         self.tree.setIconSize(QSize(18, 18))
         self.tree.setToolTip("Drag a part onto the canvas (into a rack or server to put it inside);\n"
-                             "hold Shift while dropping to create a replicated group")
+                             "hold Shift while dropping to create a replicated group.\n"
+                             "Double-click (or Enter) places it in the middle of the canvas.")
         layout.addWidget(self.tree, 1)
+        self.tree.itemActivated.connect(self._activated)
         self.populate()
+
+    def _activated(self, item, _column=0) -> None:
+        part_id = item.data(0, PART_ROLE)
+        if part_id:
+            self.partActivated.emit(part_id)
 
     def populate(self) -> None:
         self.tree.clear()
