@@ -46,11 +46,11 @@ def _collectives(busbw_scale=1.0):
 
 
 def _utilization(level):
-    links = [{"link": f"nv{i}", "tier": "scale-up", "phase": "tp", "utilization": level * (1 - i / 40)}
-             for i in range(32)]
-    links += [{"link": f"ib{i}", "tier": "scale-out", "phase": "dp", "utilization": level * 0.5}
-              for i in range(16)]
-    return {"gpu": {"compute": 0.7, "communication": 0.2, "idle": 0.1}, "links": links}
+    """The engine's shape: per-GPU fractions and per-phase link records."""
+    tp = [{"link": f"nv{i}", "tier": "scale-up", "utilization": level * (1 - i / 40), "copies": 1} for i in range(32)]
+    dp = [{"link": f"ib{i}", "tier": "scale-out", "utilization": level * 0.5, "copies": 1} for i in range(16)]
+    return {"gpus": [{"group": "gpu0", "count": 8, "compute": 0.7, "communication": 0.2, "idle": 0.1}],
+            "phases": [{"phase": "training tp", "links": tp}, {"phase": "training dp", "links": dp}]}
 
 
 TRAINING = {"step_time_s": 10.0, "compute_s": 7.0, "exposed_tp_s": 1.0, "exposed_pp_s": 0.5, "exposed_dp_s": 0.5,
@@ -89,15 +89,14 @@ def test_summary_shows_exactly_the_summary_rows_of_a_real_evaluation(panel, real
 
 
 def test_missing_sections_say_not_computed_instead_of_failing(panel, real_result):
-    panel.show_result(real_result)  # the foundation engine: no collectives/utilization/training yet
-    if real_result.get("collectives") is None:
-        assert not panel.collectives_page.showing_content
-        assert "not computed" in panel.collectives_page.message.text()
-    if real_result.get("utilization") is None:
-        assert "not computed" in panel.utilization_page.message.text()
-    if real_result.get("training") is None:
-        assert "not computed" in panel.training_plot_page.message.text()
-        assert panel.training_labels["mfu"].text() == "not computed"
+    core = {k: v for k, v in real_result.as_dict().items() if k not in ("collectives", "utilization", "training")}
+    panel.show_result(Result(freeze(core)))
+    panel.summary_table_rows()  # draws every tab
+    assert not panel.collectives_page.showing_content
+    assert "not computed" in panel.collectives_page.message.text()
+    assert "not computed" in panel.utilization_page.message.text()
+    assert "not computed" in panel.training_plot_page.message.text()
+    assert panel.training_labels["mfu"].text() == "not computed"
 
 
 def test_an_empty_or_malformed_result_does_not_crash(panel):
@@ -246,20 +245,21 @@ def test_set_workload_does_not_emit(panel, qtbot):
                                                                  "recompute": "full", "zero": 0}}
 
 
-def test_utilization_reads_phases_copies_and_columns(panel):
-    """Replicated links count once per copy; phases may be a mapping of columnar arrays."""
-    section = {"phases": {
-        "tp": {"links": {"tier": ["scale-up", "scale-up"], "utilization": [0.9, 0.3], "count": [1, 3],
-                         "link": ["a", "b"]}},
-        "dp": [{"tier": "scale-out", "utilization": 0.5, "count": 4, "link": "c"},
-               {"tier": "scale-up", "utilization": 0.6, "count": 3, "link": "b"}],
-    }}
+def test_utilization_weights_replicated_links_by_their_copies(panel):
+    """Each link counts once per copy; "all phases" takes every link at its busiest phase."""
+    section = {"phases": [
+        {"phase": "tp", "links": [{"link": "a", "tier": "scale-up", "utilization": 0.9, "copies": 1},
+                                  {"link": "b", "tier": "scale-up", "utilization": 0.3, "copies": 3}]},
+        {"phase": "dp", "links": [{"link": "c", "tier": "scale-out", "utilization": 0.5, "copies": 4},
+                                  {"link": "b", "tier": "scale-up", "utilization": 0.6, "copies": 3}]},
+    ]}
     panel.show_result(Result(freeze({"utilization": section})))
+    panel.tabs.setCurrentWidget(panel.utilization_page)
     assert panel.utilization_page.showing_content
     labels = [panel.phase_combo.itemText(i) for i in range(panel.phase_combo.count())]
     assert labels == ["all phases (busiest)", "dp", "tp"]
     x, y = panel.plot_items("utilization")["tier:scale-up"].getData()
-    # Busiest phase per link: a at 90 % (1 copy), b at 60 % (3 copies): a owns the first 25 % of the axis.
+    # a at 90 % (1 copy), b at its busiest 60 % (3 copies): a owns the first 25 % of the axis.
     assert list(y) == [90.0, 90.0, 60.0, 60.0]
     assert list(x) == [0.0, 25.0, 25.0, 100.0]
     panel.phase_combo.setCurrentText("tp")

@@ -99,8 +99,9 @@ class Design:
             parent = item.parent
         return chain
 
-    def descendants(self, item_id: str) -> list[Item]:
-        index = self.children_index()
+    def descendants(self, item_id: str, index: dict[str | None, list[Item]] | None = None) -> list[Item]:
+        """Everything inside an item; pass `index` (children_index()) when asking for many items."""
+        index = index if index is not None else self.children_index()
         out, stack = [], [item_id]
         while stack:
             for child in index.get(stack.pop(), []):

@@ -102,12 +102,13 @@ def _switch_ports(design: Design, catalog: Catalog) -> list[Finding]:
 
 def _server_slots(design: Design, catalog: Catalog) -> list[Finding]:
     out = []
+    index = design.children_index()
     for server in design.items.values():
         part = catalog.get(server.part)
         if server.kind != "server" or part is None or part.kind != "server":
             continue
         counts = {"accelerator": 0, "nic": 0}
-        for child in design.descendants(server.id):
+        for child in design.descendants(server.id, index):
             if child.kind in counts:
                 counts[child.kind] += design.multiplicity(child.id) // design.multiplicity(server.id)
         for kind, slot_field in (("accelerator", "accelerator_slots"), ("nic", "nic_slots")):
@@ -122,13 +123,14 @@ def _rack_budgets(design: Design, catalog: Catalog) -> list[Finding]:
     from designer.model.power import item_power_w  # local: power needs the catalogue rules
 
     out = []
+    index = design.children_index()
     for rack in design.items.values():
         part = catalog.get(rack.part)
         if rack.kind != "rack" or part is None or part.kind != "rack":
             continue
         rack_copies = design.multiplicity(rack.id)
         height = power = 0.0
-        for child in design.descendants(rack.id):
+        for child in design.descendants(rack.id, index):
             child_part = catalog.get(child.part)
             per_rack = design.multiplicity(child.id) / rack_copies
             if child_part is not None and child.kind in ("server", "switch") and design.enclosing(child.id, "server") in (None, child):

@@ -54,7 +54,7 @@ def _servers_per_rack(p: dict, catalog: Catalog, nodes: int) -> int:
     return max(d for d in range(1, min(fit, nodes) + 1) if nodes % d == 0)
 
 
-def _racked_servers(b: Builder, p: dict, parent: str | None, prefix: str, nodes: int, y: float = 200) -> dict:
+def _racked_servers(b: Builder, p: dict, parent: str | None, prefix: str, nodes: int, y: float = 320) -> dict:
     """`nodes` servers in identical racks under `parent`; returns the drawn server's ids."""
     catalog = b.catalog
     gpu, gpus, nic, nics = _platform_values(p, catalog)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QModelIndex, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QModelIndex, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QImage, QPainter, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -43,7 +43,7 @@ from designer.engine.summary import format_value, summary_rows
 
 pg.setConfigOptions(background="w", foreground="k", antialias=True)
 
-__all__ = ["ResultsPanel", "DEFAULT_PRESETS"]
+__all__ = ["ResultsPanel"]
 
 # Okabe–Ito: distinguishable for colour-blind readers and in greyscale print.
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
@@ -60,9 +60,9 @@ STEP_PARTS = [  # (training key, label, colour)
     ("bubble_s", "Pipeline bubble", "#999999"),
 ]
 GPU_PARTS = [("compute", "Compute", "#0072B2"), ("communication", "Communication", "#D55E00"), ("idle", "Idle", "#BBBBBB")]
-DEFAULT_PRESETS = ["gpt3-175b", "megatron-1.7b", "megatron-1t", "llama2-70b", "llama3-405b"]
 RECOMPUTE = ["none", "selective", "full"]
 NOT_COMPUTED = "not computed"
+SECTIONS = ("summary", "collectives", "utilization", "training", "lint")  # in tab order
 
 TICK_FONT = QFont()
 TICK_FONT.setPointSizeF(9.5)
@@ -248,6 +248,8 @@ class ResultsPanel(QWidget):
         self._build_utilization()
         self._build_training()
         self._build_lint()
+        self._stale: set[str] = set()
+        self.tabs.currentChanged.connect(lambda index: self._refresh(SECTIONS[index]))
         self._clear_sections(NOT_COMPUTED)
 
     # -- public API ------------------------------------------------------------------------
@@ -260,21 +262,37 @@ class ResultsPanel(QWidget):
         self.state_label.setText(text)
 
     def show_result(self, result: Any) -> None:
-        """Show an engine Result (or a mapping of sections). Missing sections say "not computed"."""
+        """Show an engine Result (or a mapping of sections). Missing sections say "not computed".
+
+        Only the visible tab (and the lint tab, whose title carries the counts) is redrawn at
+        once; the others follow one per turn of the event loop, or as soon as they are shown or
+        read, so a large result never holds the UI thread for long."""
         self._result = result
-        for name, update in (
-            ("summary", self._update_summary),
-            ("collectives", self._update_collectives),
-            ("utilization", self._update_utilization),
-            ("training", self._update_training),
-            ("lint", self._update_lint),
-        ):
-            try:
-                update(result)
-            except Exception as exc:  # noqa: BLE001 - a malformed section must not blank the panel
-                self._section_error(name, f"{type(exc).__name__}: {exc}")
+        self._stale = set(SECTIONS)
+        self._refresh(SECTIONS[self.tabs.currentIndex()])
+        self._refresh("lint")
+        QTimer.singleShot(0, self._refresh_next)
         seconds = _num(getattr(result, "seconds", None))
         self.show_state(f"Evaluated in {_si(seconds, 's')}" if seconds else "Evaluated")
+
+    def _refresh(self, name: str) -> None:
+        if name not in self._stale:
+            return
+        self._stale.discard(name)
+        try:
+            getattr(self, f"_update_{name}")(self._result)
+        except Exception as exc:  # noqa: BLE001 - a malformed section must not blank the panel
+            self._section_error(name, f"{type(exc).__name__}: {exc}")
+
+    def _refresh_next(self) -> None:
+        pending = [name for name in SECTIONS if name in self._stale]
+        if pending:
+            self._refresh(pending[0])
+            QTimer.singleShot(0, self._refresh_next)
+
+    def _refresh_all(self) -> None:
+        for name in SECTIONS:
+            self._refresh(name)
 
     def result(self) -> Any:
         return self._result
@@ -283,11 +301,13 @@ class ResultsPanel(QWidget):
         return list(self.PLOTS)
 
     def plot_widget(self, name: str) -> pg.GraphicsView:
+        self._refresh_all()
         return {"collectives": self.collectives_view, "utilization": self.utilization_view,
                 "training": self.training_view}[name]
 
     def plot_items(self, name: str) -> dict[str, Any]:
         """The live plot items of one plot, by key (for tests and overlays)."""
+        self._refresh_all()
         if name == "collectives":
             return {**{f"time:{k}": v for k, v in self._curves["time"].items()},
                     **{f"busbw:{k}": v for k, v in self._curves["busbw"].items()}}
@@ -400,6 +420,7 @@ class ResultsPanel(QWidget):
         self.summary_page.show_content()
 
     def summary_table_rows(self) -> list[tuple[str, str, str]]:
+        self._refresh_all()
         t = self.summary_table
         return [tuple(t.item(r, c).text() for c in range(3)) for r in range(t.rowCount())]
 
@@ -955,6 +976,7 @@ class ResultsPanel(QWidget):
             self.tabs.tabBar().setTabTextColor(index, self.palette().color(QPalette.ColorRole.WindowText))
 
     def lint_findings_shown(self) -> list[tuple[str, str, str]]:
+        self._refresh_all()
         t = self.lint_list
         return [tuple(t.topLevelItem(i).text(c) for c in range(3)) for i in range(t.topLevelItemCount())]
 
@@ -974,127 +996,39 @@ class ResultsPanel(QWidget):
         page.show_message(f"{name.capitalize()} could not be shown:\n{message}")
 
 
-# -- section readers (tolerant of the engine's evolving shapes) --------------------------------
+# -- section readers ------------------------------------------------------------------------------
 
 def _presets() -> list[str]:
-    try:
-        from designer.engine import workloads  # noqa: PLC0415 - being written concurrently
+    from designer.engine import workloads
 
-        for attr in ("PRESETS", "presets", "WORKLOADS"):
-            value = getattr(workloads, attr, None)
-            if callable(value):
-                value = value()
-            if isinstance(value, Mapping) and value:
-                return [str(k) for k in value]
-            if isinstance(value, (list, tuple)) and value:
-                return [str(getattr(v, "name", v)) for v in value]
-    except Exception:  # noqa: BLE001
-        pass
-    return list(DEFAULT_PRESETS)
+    return list(workloads.PRESETS)
 
 
-_UTIL_KEYS = ("utilization", "util", "utilization_pct", "utilization_percent", "load_fraction")
-
-
-def _as_percent(values: np.ndarray, key: str) -> np.ndarray:
-    if key.endswith("_pct") or key.endswith("percent"):
-        return values
-    return values * 100.0
-
-
-_WEIGHT_KEYS = ("count", "copies", "instances", "multiplicity")
-_ID_KEYS = ("link", "id", "link_id")
-LinkRow = tuple  # (phase, tier, utilization %, weight, link id or None)
-
-
-def _column(node: Mapping, keys: Sequence[str], n: int, default: Any) -> list:
-    key = next((k for k in keys if k in node), None)
-    value = node[key] if key is not None else default
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return list(value)
-    return [value] * n
-
-
-def _link_records(node: Any, phase: str) -> list[LinkRow]:
-    """Link rows from records: a list of {tier, utilization[, phase, count, link]} mappings, or
-    columnar {tier: [...], utilization: [...], ...}. `count` (copies of a replicated link) weights
-    the link in the distribution; utilization is a fraction unless its key ends in _pct/percent."""
-    out: list[LinkRow] = []
-    if isinstance(node, Mapping):
-        key = next((k for k in _UTIL_KEYS if k in node), None)
-        if key is None or ("tier" not in node and "tiers" not in node):
-            return out
-        values = node[key]
-        vals = np.atleast_1d(np.asarray(values if isinstance(values, (list, tuple, np.ndarray)) else [_num(values)],
-                                        float))
-        vals = _as_percent(vals, key)
-        n = len(vals)
-        tiers = _column(node, ("tier", "tiers"), n, "?")
-        phases = _column(node, ("phase",), n, phase)
-        weights = _column(node, _WEIGHT_KEYS, n, 1)
-        ids = _column(node, _ID_KEYS, n, None)
-        for p, t, u, w, i in zip(phases, tiers, vals, weights, ids):
-            w = _num(w)
-            if math.isfinite(u) and w is not None and w > 0:
-                out.append((str(p or phase), str(t), float(u), w, None if i is None else str(i)))
-    elif isinstance(node, (list, tuple)):
-        for child in node:
-            out.extend(_link_records(child, phase))
-    return out
+LinkRow = tuple  # (phase, tier, utilization %, copies, link id)
 
 
 def _link_utilization_rows(section: Any) -> list[LinkRow]:
-    """(phase, tier, utilization %, weight, link id) for every link in every phase. Accepts
-    `utilization.links` (records, each may name its `phase`) and `utilization.phases` (a list of
-    {phase, links} or a mapping phase → links)."""
-    if isinstance(section, (list, tuple)):
-        return _link_records(section, "step")
+    """(phase, tier, utilization %, copies, link id) for every link in every phase of the engine's
+    `utilization.phases`: [{phase, links: [{link, tier, utilization (a fraction), copies}]}]."""
     if not isinstance(section, Mapping):
         return []
-    out: list[tuple[str, str, float]] = []
-    phases = section.get("phases", section.get("per_phase"))
-    if isinstance(phases, Mapping):
-        for name, node in phases.items():
-            links = node.get("links", node.get("per_link", node)) if isinstance(node, Mapping) else node
-            out.extend(_link_records(links, str(name)))
-    elif isinstance(phases, (list, tuple)):
-        for node in phases:
-            if isinstance(node, Mapping):
-                name = str(node.get("phase") or node.get("name") or "phase")
-                out.extend(_link_records(node.get("links", node.get("per_link")), name))
-    links = section.get("links", section.get("per_link"))
-    if links is not None:
-        out.extend(_link_records(links, "step"))
-    return out
+    rows: list[LinkRow] = []
+    for phase in section.get("phases") or ():
+        name = str(phase.get("phase", "phase"))
+        rows.extend((name, link["tier"], 100.0 * link["utilization"], link.get("copies", 1), link.get("link"))
+                    for link in phase.get("links") or () if link.get("utilization") is not None)
+    return rows
 
 
 def _gpu_breakdown(section: Any) -> dict[str, float] | None:
-    """Compute / communication / idle as % of the step, from `utilization.gpu` (or per_gpu)."""
-    if not isinstance(section, Mapping):
+    """Compute / communication / idle as % of the step, averaged over the engine's
+    `utilization.gpus` (one entry per drawn accelerator, weighted by its copies)."""
+    gpus = section.get("gpus") if isinstance(section, Mapping) else None
+    if not gpus:
         return None
-    node = next((section[k] for k in ("gpu", "per_gpu", "gpus") if k in section), None)
-    if isinstance(node, (list, tuple)) and node and isinstance(node[0], Mapping):
-        node = {k: float(np.mean([_num(g.get(k)) or 0.0 for g in node])) for k in ("compute", "communication", "idle")
-                if any(k in g or f"{k}_s" in g for g in node)} or None
-    if not isinstance(node, Mapping):
-        return None
-    values = {}
-    for key, _, _ in GPU_PARTS:
-        for k in (key, f"{key}_s", f"{key}_fraction", f"{key}_pct", "comm" if key == "communication" else key):
-            v = _num(node.get(k))
-            if v is not None:
-                values[key] = (v, k)
-                break
-    if not values:
-        return None
-    if any(k.endswith("_s") for _, k in values.values()):
-        total = sum(v for v, _ in values.values()) or 1.0
-        return {key: 100.0 * v / total for key, (v, _) in values.items()}
-    if any(k.endswith("_pct") for _, k in values.values()):
-        return {key: v for key, (v, _) in values.items()}
-    total = sum(v for v, _ in values.values())
-    scale = 100.0 if total <= 1.0001 else 100.0 / total
-    return {key: v * scale for key, (v, _) in values.items()}
+    weights = np.array([g.get("count", 1) for g in gpus], float)
+    return {key: float(np.average([g.get(key, 0.0) for g in gpus], weights=weights)) * 100.0
+            for key, _, _ in GPU_PARTS}
 
 
 def _memory_text(memory: Any, capacity: Any = None) -> str:
