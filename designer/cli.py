@@ -143,21 +143,32 @@ def cmd_new(args) -> int:
 
 
 def example_summaries(catalog=None) -> list[dict]:
-    from designer.engine import evaluate
+    """Name, size and one-line description of each built-in example (parts and counts only, so
+    the list is quick to make)."""
+    from designer.engine import inventory as inv
     from designer.io.files import load_design
+    from designer.model.catalog import default_catalog
 
+    catalog = catalog or default_catalog()
     rows = []
     for path in example_paths():
         design = load_design(path, catalog)
-        result = evaluate(design, catalog, workload=None)
+        copies = inv.multiplicities(design)
+        compute, memory = inv.compute_and_memory(design, catalog, copies)
         rows.append({
             "id": path.name[: -len(".cluster.json")], "path": str(path), "name": design.name,
-            "description": design.description,
-            "accelerators": result["inventory"]["accelerators"],
-            "bf16_pflops": result["compute"]["peak_tflops"].get("bf16", 0) / 1000,
-            "pooled_tb": result["memory"]["pooled_gb"] / 1000,
+            "description": design.description, "summary": first_sentence(design.description),
+            "accelerators": inv.inventory(design, catalog, copies)["accelerators"],
+            "bf16_pflops": compute["peak_tflops"].get("bf16", 0) / 1000,
+            "pooled_tb": memory["pooled_gb"] / 1000,
         })
     return rows
+
+
+def first_sentence(text: str) -> str:
+    text = " ".join(text.split())
+    end = text.find(". ")
+    return text if end < 0 else text[: end + 1]
 
 
 def cmd_examples(args) -> int:

@@ -119,6 +119,7 @@ def make_window(qtbot, monkeypatch):
         qtbot.waitExposed(window)
         if design is not None:
             window.document.reset(design, None)
+            qtbot.waitUntil(lambda: not window.scene.building, timeout=60_000)
             window.view.zoom_to_fit()
         windows.append(window)
         return window

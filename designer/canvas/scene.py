@@ -3,22 +3,29 @@ change names, and turns finished gestures (a drag, a drop, a link drawn) into do
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtWidgets import QGraphicsScene
 
 from designer.canvas.items import GRID, LEAF_H, LEAF_W, LinkItem, NodeItem, common_ancestor, link_line
 from designer.document.document import Change, Document
 from designer.model.design import ALLOWED_PARENTS, Design, Item
 from designer.topologies.base import Builder, TopologyError
+from designer.document.turns import NEXT_TURN_MS
 
 PART_MIME = "application/x-cluster-designer-part"
+# A design with more drawn items than this is built over several turns of the event loop, each
+# at most BUILD_SLICE_S long, so opening a big design never freezes the window.
+BUILD_IN_ONE_GO = 60
+BUILD_SLICE_S = 0.02
 
 
 class DesignScene(QGraphicsScene):
     message = Signal(str)  # for the status bar
+    built = Signal()  # the scene mirrors the whole design (after a reset)
 
     def __init__(self, document: Document, parent=None):
         super().__init__(parent)
@@ -38,6 +45,8 @@ class DesignScene(QGraphicsScene):
         self.choose_medium: Callable[[list[tuple[str, str]], str], str | None] | None = None
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
         self.setBackgroundBrush(Qt.GlobalColor.white)
+        self.building = False
+        self._build_generation = 0
         document.changed.connect(self.on_changed)
         self.selectionChanged.connect(self._on_selection_look)
         self.rebuild()
@@ -49,6 +58,8 @@ class DesignScene(QGraphicsScene):
         return self.document.design
 
     def rebuild(self) -> None:
+        """Mirror the whole design again: at once for small designs, in slices for big ones."""
+        self._build_generation += 1
         was, self.syncing = self.syncing, True
         try:
             self.clearSelection()
@@ -57,16 +68,51 @@ class DesignScene(QGraphicsScene):
             self.nodes.clear()
             self.link_items.clear()
             self.links_by_item.clear()
-            for item in self.design.ordered_items():
-                self._create_node(item)
-            for node in sorted(self.nodes.values(), key=self._depth, reverse=True):
-                node.fit_to_children()
-            for link in self.design.links.values():
-                self._create_link(link)
-            rect = self.content_rect()
-            self.setSceneRect(rect.adjusted(-2000, -2000, 2000, 2000))
         finally:
             self.syncing = was
+        self._steps = self._build_steps()
+        self.building = True
+        big = len(self.design.items) > BUILD_IN_ONE_GO
+        if big:
+            # Painting a half-built scene after every slice would cost more than the slice itself.
+            for view in self.views():
+                view.viewport().setUpdatesEnabled(False)
+        self._run_build(self._build_generation, deadline=BUILD_SLICE_S if big else None)
+
+    def _build_steps(self) -> Iterator[None]:
+        for item in self.design.ordered_items():
+            self._create_node(item)
+            yield
+        for node in sorted(self.nodes.values(), key=self._depth, reverse=True):
+            node.fit_to_children()
+            yield
+        for link in list(self.design.links.values()):
+            self._create_link(link)
+            yield
+
+    def _run_build(self, generation: int, deadline: float | None) -> None:
+        if generation != self._build_generation or not self.building:
+            return  # a newer rebuild took over, or finish_building() completed this one
+        started = time.perf_counter()
+        was, self.syncing = self.syncing, True
+        try:
+            for _ in self._steps:
+                if deadline is not None and time.perf_counter() - started > deadline:
+                    QTimer.singleShot(NEXT_TURN_MS, lambda: self._run_build(generation, deadline))
+                    return
+        finally:
+            self.syncing = was
+        rect = self.content_rect()
+        self.setSceneRect(rect.adjusted(-2000, -2000, 2000, 2000))
+        self.building = False
+        for view in self.views():
+            view.viewport().setUpdatesEnabled(True)
+        self.built.emit()
+
+    def finish_building(self) -> None:
+        """Complete a sliced build now (for callers that need every item at once)."""
+        if self.building:
+            self._run_build(self._build_generation, deadline=None)
 
     def _depth(self, node: NodeItem) -> int:
         depth, parent = 0, node.parentItem()
@@ -172,8 +218,10 @@ class DesignScene(QGraphicsScene):
 
     # --- mirroring document changes ------------------------------------------------------------
     def on_changed(self, change: Change) -> None:
-        if change.reset:
-            self.utilization, self.bottleneck = {}, None
+        if change.reset or self.building:
+            # An edit during a sliced build simply starts the build again from the new design.
+            if change.reset:
+                self.utilization, self.bottleneck = {}, None
             self.rebuild()
             return
         was, self.syncing = self.syncing, True

@@ -67,7 +67,7 @@ def run_app(path: str | os.PathLike | None = None, screenshot: str | None = None
             window.document.reset(window.document.design, None)
         clock = QElapsedTimer()
         clock.start()
-        while not outcome and clock.elapsed() < 600_000:
+        while (not outcome or window.scene.building) and clock.elapsed() < 600_000:
             app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 50)
         if "failed" in outcome:
             print(f"cluster-designer: error: evaluation failed: {outcome['failed']}", file=sys.stderr)

@@ -11,20 +11,7 @@ def example_rows(catalog=None) -> list[dict]:
     """Rows for the gallery: name, accelerators and a one-line description of each example."""
     from designer import cli
 
-    try:
-        return cli.example_summaries(catalog)
-    except Exception:  # noqa: BLE001 - one bad example must not hide the others
-        rows = []
-        from designer.io.files import load_design
-
-        for path in cli.example_paths():
-            try:
-                design = load_design(path, catalog)
-                rows.append({"id": path.name[: -len(".cluster.json")], "path": str(path), "name": design.name,
-                             "description": design.description, "accelerators": None})
-            except Exception:  # noqa: BLE001
-                continue
-        return rows
+    return cli.example_summaries(catalog)
 
 
 class ExampleGallery(QDialog):
@@ -52,8 +39,7 @@ class ExampleGallery(QDialog):
             cell = QTableWidgetItem(f"{acc:,}" if isinstance(acc, int) else "")
             cell.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             self.table.setItem(r, 1, cell)
-            desc = (row.get("description") or "").split("\n")[0]
-            d = QTableWidgetItem(desc)
+            d = QTableWidgetItem(row.get("summary") or "")
             d.setToolTip(row.get("description") or "")
             self.table.setItem(r, 2, d)
         header = self.table.horizontalHeader()

@@ -8,6 +8,7 @@ canvas' link colours; stale results are dropped by the scheduler.
 
 from __future__ import annotations
 
+import atexit
 import gc
 import json
 import os
@@ -32,6 +33,7 @@ from designer.paths import icons_dir
 from designer.ui.dialogs import ExampleGallery, example_rows, show_about
 from designer.ui.inspector import Inspector
 from designer.ui.palette import Palette
+from designer.document.turns import NEXT_TURN_MS
 
 ITEMS_MIME = "application/x-cluster-designer-items"
 MAX_RECENT = 8
@@ -278,12 +280,24 @@ class MainWindow(QMainWindow):
     # --- evaluation ----------------------------------------------------------------------------------
     def _on_document_changed(self, change) -> None:
         if change.reset:
-            gc.unfreeze()  # let the previous design's cycles be collected
-            gc.collect()
-            gc.freeze()
-            self.scheduler.request_now(self.document.design.snapshot(), self.workload)
+            QTimer.singleShot(NEXT_TURN_MS, self._freeze_long_lived_objects)
+        if self.scene.building:
+            # The engine thread holds the GIL in turns with this one, and every item the scene
+            # takes in calls back through Python: evaluate once the canvas is complete.
+            self.scene.built.connect(self._request_evaluation, Qt.ConnectionType.SingleShotConnection)
         else:
-            self.scheduler.request(self.document.design.snapshot(), self.workload)
+            self._request_evaluation()
+
+    def _request_evaluation(self) -> None:
+        self.scheduler.request(self.document.design.snapshot(), self.workload)
+
+    @staticmethod
+    def _freeze_long_lived_objects() -> None:
+        # Freezing moves everything alive now out of the collector's sight, so the periodic full
+        # collections stay short however big the design; a full unfreeze-and-collect here would
+        # itself stall the window for tens of milliseconds. The old design's objects are freed by
+        # reference counting as usual; only reference cycles among them wait in the frozen set.
+        gc.freeze()
 
     def _on_workload(self, workload: dict) -> None:
         self.workload = dict(workload)
@@ -302,7 +316,7 @@ class MainWindow(QMainWindow):
         self.evaluations += 1
         self.results.show_result(result)
         # The canvas overlay in its own event-loop turn, so input and timers run in between.
-        QTimer.singleShot(0, lambda r=result: self._apply_overlay(r))
+        QTimer.singleShot(NEXT_TURN_MS, lambda r=result: self._apply_overlay(r))
         errors = sum(1 for f in result.get("lint", ()) if f["severity"] == "error") if hasattr(result, "get") else 0
         state = f"Evaluated in {self.scheduler.last_duration_s * 1000:,.0f} ms"
         if errors:
@@ -352,10 +366,19 @@ class MainWindow(QMainWindow):
         self.workload = dict(workload) if isinstance(workload, dict) else None
         self.results.set_workload(self.workload)
         self._add_recent(str(path))
-        QTimer.singleShot(0, self.view.zoom_to_fit)
-        self.view.zoom_to_fit()
+        self.fit_when_built()
         self.show_message(f"Opened {path}")
         return True
+
+    def fit_when_built(self) -> None:
+        """Zoom to fit now, and again once a design being built in slices is complete."""
+        self.view.zoom_to_fit()
+        if self.scene.building:
+            def fit() -> None:
+                self.scene.built.disconnect(fit)
+                self.view.zoom_to_fit()
+
+            self.scene.built.connect(fit)
 
     def open_path_interactive(self, path: str) -> bool:
         if not self.maybe_save():
@@ -505,6 +528,7 @@ class MainWindow(QMainWindow):
         mime.setData(ITEMS_MIME, json.dumps(fragment).encode("utf-8"))
         mime.setText(", ".join(self.document.design.items[r].label for r in fragment["roots"]))
         QApplication.clipboard().setMimeData(mime)
+        _release_clipboard_at_exit()
         self._paste_count = 0
         self.show_message(f"Copied {len(fragment['items'])} items and {len(fragment['links'])} links")
         return True
@@ -587,3 +611,15 @@ def _slug(name: str) -> str:
     while "--" in out:
         out = out.replace("--", "-")
     return out or "design"
+
+
+def _release_clipboard_at_exit() -> None:
+    """The clipboard owns the QMimeData made here; left there, Qt deletes it after Python has shut
+    down and the process crashes on exit. Clearing it while Python still runs avoids that."""
+    global _clipboard_release_registered
+    if not _clipboard_release_registered:
+        _clipboard_release_registered = True
+        atexit.register(lambda: QApplication.instance() and QApplication.clipboard().clear())
+
+
+_clipboard_release_registered = False

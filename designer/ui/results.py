@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 from designer.engine.summary import format_value, summary_rows
+from designer.document.turns import NEXT_TURN_MS
 
 pg.setConfigOptions(background="w", foreground="k", antialias=True)
 
@@ -271,7 +272,7 @@ class ResultsPanel(QWidget):
         self._stale = set(SECTIONS)
         self._refresh(SECTIONS[self.tabs.currentIndex()])
         self._refresh("lint")
-        QTimer.singleShot(0, self._refresh_next)
+        QTimer.singleShot(NEXT_TURN_MS, self._refresh_next)
         seconds = _num(getattr(result, "seconds", None))
         self.show_state(f"Evaluated in {_si(seconds, 's')}" if seconds else "Evaluated")
 
@@ -288,7 +289,7 @@ class ResultsPanel(QWidget):
         pending = [name for name in SECTIONS if name in self._stale]
         if pending:
             self._refresh(pending[0])
-            QTimer.singleShot(0, self._refresh_next)
+            QTimer.singleShot(NEXT_TURN_MS, self._refresh_next)
 
     def _refresh_all(self) -> None:
         for name in SECTIONS:
