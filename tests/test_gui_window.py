@@ -246,3 +246,27 @@ def test_multi_selection_says_so_in_the_inspector(fat_tree):
     window = fat_tree
     window.scene.select_ids(["su.leaf0", "su.leaf1"])
     assert window.inspector.title.text().startswith("2 selected")
+
+
+def test_workload_panel_choice_is_evaluated_saved_and_undoable(fat_tree, qtbot, tmp_path):
+    window = fat_tree
+    doc = window.document
+    assert window.scheduler.wait_idle(30_000)
+    panel = window.results
+    panel.tabs.setCurrentWidget(panel.training_page)
+    before = window.evaluations
+    panel.model_combo.setCurrentText("gpt3-175b")
+    assert doc.design.settings["workload"] == {"training": {"model": "gpt3-175b", "plan": "auto"}}
+    assert doc.undo_stack.undoText() == "Change workload"
+    qtbot.waitUntil(lambda: window.evaluations > before and window.last_result["training"]["model"] == "gpt3-175b",
+                    timeout=30_000)
+    path = tmp_path / "with-workload.cluster.json"
+    assert window.save_to(str(path))
+    from designer.io.files import load_design
+
+    assert load_design(path).settings["workload"]["training"]["model"] == "gpt3-175b"
+    doc.undo_stack.undo()
+    assert "workload" not in doc.design.settings
+    # Back to the engine's own choice for this design, shown in the panel.
+    qtbot.waitUntil(lambda: window.last_result["training"]["model"] != "gpt3-175b", timeout=30_000)
+    assert panel.model_combo.currentText() == window.last_result["training"]["model"]

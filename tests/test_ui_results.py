@@ -214,35 +214,35 @@ def test_workload_panel_changes_emit_workload_changed(panel, qtbot):
     assert panel.model_combo.count() >= 5
     with qtbot.waitSignal(panel.workloadChanged, timeout=1000) as blocker:
         panel.model_combo.setCurrentText("llama2-70b")
-    assert blocker.args[0] == {"model": "llama2-70b", "plan": "auto"}
+    assert blocker.args[0] == {"training": {"model": "llama2-70b", "plan": "auto"}}
     assert not panel.tp_spin.isEnabled()
 
     with qtbot.waitSignal(panel.workloadChanged, timeout=1000) as blocker:
         qtbot.mouseClick(panel.auto_plan, Qt.MouseButton.LeftButton,
                          pos=QPoint(8, panel.auto_plan.height() // 2))  # on the check indicator
     assert panel.tp_spin.isEnabled()
-    plan = blocker.args[0]["plan"]
+    plan = blocker.args[0]["training"]["plan"]
     assert set(plan) == {"tp", "pp", "dp", "mb", "recompute", "zero"}
 
     with qtbot.waitSignal(panel.workloadChanged, timeout=1000) as blocker:
         panel.pp_spin.setValue(4)
-    assert blocker.args[0]["plan"]["pp"] == 4
+    assert blocker.args[0]["training"]["plan"]["pp"] == 4
     with qtbot.waitSignal(panel.workloadChanged, timeout=1000) as blocker:
         panel.recompute_combo.setCurrentText("full")
-    assert blocker.args[0]["plan"]["recompute"] == "full"
+    assert blocker.args[0]["training"]["plan"]["recompute"] == "full"
     with qtbot.waitSignal(panel.workloadChanged, timeout=1000) as blocker:
         panel.zero_combo.setCurrentIndex(3)
-    assert blocker.args[0]["plan"]["zero"] == 3
+    assert blocker.args[0]["training"]["plan"]["zero"] == 3
 
 
 def test_set_workload_does_not_emit(panel, qtbot):
     seen = []
     panel.workloadChanged.connect(seen.append)
-    panel.set_workload({"model": "megatron-1t", "plan": {"tp": 8, "pp": 64, "dp": 6, "mb": 1,
-                                                         "recompute": "full", "zero": 0}})
+    workload = {"training": {"model": "megatron-1t", "plan": {"tp": 8, "pp": 64, "dp": 6, "mb": 1,
+                                                              "recompute": "full", "zero": 0}}}
+    panel.set_workload(workload)
     assert seen == []
-    assert panel.workload() == {"model": "megatron-1t", "plan": {"tp": 8, "pp": 64, "dp": 6, "mb": 1,
-                                                                 "recompute": "full", "zero": 0}}
+    assert panel.workload() == workload
 
 
 def test_utilization_weights_replicated_links_by_their_copies(panel):

@@ -9,6 +9,8 @@ canvas updates only those and the evaluation scheduler re-evaluates.
 
 from __future__ import annotations
 
+import copy
+
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -25,9 +27,12 @@ from designer.model.errors import DesignError, DesignerError
 # --- primitive operations ----------------------------------------------------------------------
 # ("add_item", Item) ("remove_item", Item) ("update_item", old Item, new Item)
 # ("add_link", Link) ("remove_link", Link) ("update_link", old Link, new Link)
+# ("update_setting", key, old value or None, new value or None)
 
 def _inverse(op: tuple) -> tuple:
     kind = op[0]
+    if kind == "update_setting":
+        return (kind, op[1], op[3], op[2])
     if kind == "add_item":
         return ("remove_item", op[1])
     if kind == "remove_item":
@@ -49,10 +54,14 @@ class Change:
     links_added: list[str] = field(default_factory=list)
     links_removed: list[str] = field(default_factory=list)
     links_changed: list[str] = field(default_factory=list)
+    settings_changed: list[str] = field(default_factory=list)
     reset: bool = False
 
     def record(self, op: tuple) -> None:
         kind, obj = op[0], op[1]
+        if kind == "update_setting":
+            self.settings_changed.append(obj)
+            return
         {"add_item": self.items_added, "remove_item": self.items_removed, "update_item": self.items_changed,
          "add_link": self.links_added, "remove_link": self.links_removed,
          "update_link": self.links_changed}[kind].append(obj.id)
@@ -80,6 +89,12 @@ def _apply_op(design: Design, op: tuple) -> None:
     elif kind == "update_link":
         new = op[2]
         design.update_link(new.id, a=new.a, b=new.b, medium=new.medium, lanes=new.lanes)
+    elif kind == "update_setting":
+        key, new = op[1], op[3]
+        if new is None:
+            design.settings.pop(key, None)
+        else:
+            design.settings[key] = copy.deepcopy(new)
     else:  # pragma: no cover
         raise ValueError(kind)
 
@@ -222,6 +237,13 @@ class Document(QObject):
         if new == old:
             return False
         return self.apply([("update_link", old, new)], text)
+
+    def set_setting(self, key: str, value, text: str) -> bool:
+        """Change one of the design's saved settings (e.g. the workload) as one undo step."""
+        old = self.design.settings.get(key)
+        if old == value:
+            return False
+        return self.apply([("update_setting", key, copy.deepcopy(old), copy.deepcopy(value))], text)
 
     def add_link(self, a: str, b: str, medium: str, lanes: int = 1) -> str | None:
         link_id = self.design.new_id(f"{a}--{b}") if f"{a}--{b}" in self.design.links else f"{a}--{b}"

@@ -88,15 +88,18 @@ def performance_rows(result: Result) -> list[tuple[str, Any, str]]:
         if isinstance(plan, dict) and "tp" in plan:
             rows.append(("Training plan", f"tp={plan['tp']} pp={plan['pp']} dp={plan['dp']} mb={plan['mb']} "
                                           f"{plan['recompute']} zero={plan['zero']}", ""))
-        if training.get("fits"):
+        if training.get("step_time_s") is not None:
             rows += [("Training step time", training["step_time_s"], "s"),
                      ("Training TFLOP/s per GPU", training["tflops_per_gpu"], "TFLOP/s"),
                      ("Training MFU", training["mfu"], "fraction"),
                      ("Training tokens per second", training["tokens_per_s"], "tokens/s"),
                      ("Days to train", training["days"], "days"),
                      ("Memory per GPU", training["memory_per_gpu_gb"]["total"], "GB")]
+        elif training.get("timed") is False and training.get("fits") is not False:
+            # The reason is a sentence: the Training tab and the text report show it in full.
+            rows.append(("Training timed", "no: accelerators not all connected", ""))
         else:
-            rows.append(("Training fits in memory", "no", training.get("why") or ""))
+            rows.append(("Training fits in memory", "no", ""))
     return rows
 
 

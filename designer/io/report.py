@@ -45,11 +45,13 @@ def performance_sections(result: Result) -> list[str]:
     training = result.get("training")
     if training and "fits" in training:
         lines += ["", f"Training: {training.get('model') or ''}"]
-        if training.get("fits"):
+        if training.get("step_time_s") is not None:
             for key in ("step_time_s", "compute_s", "exposed_tp_s", "exposed_pp_s", "exposed_dp_s", "bubble_s"):
                 lines.append(f"  {key[:-2].replace('_', ' '):<14} {training[key]:.4g} s")
             mem = training["memory_per_gpu_gb"]
             lines.append("  memory per GPU " + ", ".join(f"{k} {v:.1f} GB" for k, v in mem.items()))
-        else:
+        elif training.get("fits") is False:
             lines.append(f"  does not fit: {training.get('why')}")
+        else:
+            lines.append(f"  {training.get('why')}")
     return lines

@@ -62,7 +62,7 @@ def run_app(path: str | os.PathLike | None = None, screenshot: str | None = None
         window.show()
         if design is not None:
             window.document.reset(design, path)
-            window.results.set_workload(design.settings.get("workload") if isinstance(design.settings.get("workload"), dict) else None)
+            window.results.set_workload(window.workload)
         else:
             window.document.reset(window.document.design, None)
         clock = QElapsedTimer()

@@ -63,7 +63,6 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(_app_icon())
         self.setAcceptDrops(True)
         self.last_result: Any = None
-        self.workload: dict | None = None
         self._paste_count = 0
         self.evaluations = 0
 
@@ -279,6 +278,8 @@ class MainWindow(QMainWindow):
 
     # --- evaluation ----------------------------------------------------------------------------------
     def _on_document_changed(self, change) -> None:
+        if "workload" in change.settings_changed:
+            self.results.set_workload(self.workload)
         if change.reset:
             QTimer.singleShot(NEXT_TURN_MS, self._freeze_long_lived_objects)
         if self.scene.building:
@@ -287,6 +288,12 @@ class MainWindow(QMainWindow):
             self.scene.built.connect(self._request_evaluation, Qt.ConnectionType.SingleShotConnection)
         else:
             self._request_evaluation()
+
+    @property
+    def workload(self) -> dict | None:
+        """The workload saved with the design (None: the engine's defaults)."""
+        workload = self.document.design.settings.get("workload")
+        return workload if isinstance(workload, dict) else None
 
     def _request_evaluation(self) -> None:
         self.scheduler.request(self.document.design.snapshot(), self.workload)
@@ -300,8 +307,7 @@ class MainWindow(QMainWindow):
         gc.freeze()
 
     def _on_workload(self, workload: dict) -> None:
-        self.workload = dict(workload)
-        self.scheduler.request(self.document.design.snapshot(), self.workload)
+        self.document.set_setting("workload", workload, "Change workload")
 
     def _on_eval_started(self, generation: int) -> None:
         self.eval_label.setText(self._eval_text("Evaluating…"))
@@ -314,6 +320,9 @@ class MainWindow(QMainWindow):
     def _on_eval_finished(self, generation: int, result) -> None:
         self.last_result = result
         self.evaluations += 1
+        if self.workload is None and result.get("training", {}).get("model"):
+            # No workload saved: show the model the engine chose for this design.
+            self.results.set_workload({"training": {"model": result["training"]["model"], "plan": "auto"}})
         self.results.show_result(result)
         # The canvas overlay in its own event-loop turn, so input and timers run in between.
         QTimer.singleShot(NEXT_TURN_MS, lambda r=result: self._apply_overlay(r))
@@ -352,7 +361,6 @@ class MainWindow(QMainWindow):
         if self.maybe_save():
             self.document.reset(Design(name="Untitled"), None)
             self.results.set_workload(None)
-            self.workload = None
 
     def open_path(self, path: str | os.PathLike) -> bool:
         """Load a design; on failure show the loader's message and keep the open design."""
@@ -362,8 +370,6 @@ class MainWindow(QMainWindow):
             QMessageBox.warning(self, "Cannot open design", str(exc))
             return False
         self.document.reset(design, path)
-        workload = design.settings.get("workload") if isinstance(design.settings, dict) else None
-        self.workload = dict(workload) if isinstance(workload, dict) else None
         self.results.set_workload(self.workload)
         self._add_recent(str(path))
         self.fit_when_built()

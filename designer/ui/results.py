@@ -349,17 +349,14 @@ class ResultsPanel(QWidget):
                 "mb": self.mb_spin.value(), "recompute": self.recompute_combo.currentText(),
                 "zero": self.zero_combo.currentIndex(),
             }
-        if plan == "auto":
-            # Recompute and ZeRO still constrain the automatic search.
-            return {"model": self.model_combo.currentText(), "plan": "auto"}
-        return {"model": self.model_combo.currentText(), "plan": plan}
+        return {"training": {"model": self.model_combo.currentText(), "plan": plan}}
 
     def set_workload(self, workload: Mapping | None) -> None:
         """Show a workload without emitting `workloadChanged`."""
         self._updating_workload = True
         try:
-            workload = workload or {}
-            model = workload.get("model") or workload.get("name") or workload.get("preset")
+            workload = (workload or {}).get("training") or {}
+            model = workload.get("model")
             if isinstance(model, str):
                 if self.model_combo.findText(model) < 0:
                     self.model_combo.addItem(model)
