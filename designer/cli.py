@@ -172,7 +172,6 @@ def first_sentence(text: str) -> str:
 
 
 def cmd_examples(args) -> int:
-    from designer.engine.inventory import _round
 
     rows = example_summaries(_catalog(args))
     if not rows:
@@ -181,8 +180,8 @@ def cmd_examples(args) -> int:
     width = max(len(r["id"]) for r in rows)
     print(f"{'example':<{width}}  {'accelerators':>12}  {'peak BF16':>12}  {'pooled memory':>13}  name")
     for r in rows:
-        print(f"{r['id']:<{width}}  {r['accelerators']:>12,}  {_round(r['bf16_pflops']):>9,.1f} PF  "
-              f"{_round(r['pooled_tb']):>10,.1f} TB  {r['name']}")
+        print(f"{r['id']:<{width}}  {r['accelerators']:>12,}  {r['bf16_pflops']:>9,.1f} PF  "
+              f"{r['pooled_tb']:>10,.1f} TB  {r['name']}")
     return 0
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from designer.engine import calibration as cal
 from designer.engine.network import HOST, SCALE_OUT, SCALE_UP, Fabric
 from designer.model.errors import DesignerError
+from designer.engine.result import rounded
 
 OPS = ("allreduce", "reduce-scatter", "allgather", "alltoall", "broadcast")
 ALGORITHMS = ("ring", "tree", "hierarchical", "nvls", "sharp", "torus")
@@ -368,9 +369,9 @@ def _row(fabric, op, algorithm, n, size, t, bound, protocol, bottleneck: Term | 
     finite = math.isfinite(t) and t > 0
     algbw = size / t / 1e9 if finite else None
     row = {"op": op, "algorithm": algorithm, "protocol": protocol, "ranks": n, "bytes": size,
-           "time_s": _r(t) if finite else None,
-           "algbw_gb_per_s": _r(algbw) if finite else None, "busbw_gb_per_s": _r(algbw * factor) if finite else None,
-           "bound_time_s": _r(bound) if math.isfinite(bound) else None,
+           "time_s": rounded(t) if finite else None,
+           "algbw_gb_per_s": rounded(algbw) if finite else None, "busbw_gb_per_s": rounded(algbw * factor) if finite else None,
+           "bound_time_s": rounded(bound) if math.isfinite(bound) else None,
            "bottleneck": None}
     if not finite and n > 1:
         why = no_path_why(bottleneck)
@@ -407,8 +408,3 @@ def _human(size: int) -> str:
             return f"{size // value}{unit}"
     return f"{size}B"
 
-
-def _r(value: float) -> float | None:
-    if value is None or not math.isfinite(value):
-        return None
-    return float(f"{value:.6g}") if value else 0.0

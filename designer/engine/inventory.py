@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from designer.model.catalog import PRECISIONS, Catalog
 from designer.model.design import Design
 from designer.model.power import item_power_w
+from designer.engine.result import rounded
 
 
 def multiplicities(design: Design) -> dict[str, int]:
@@ -140,12 +141,12 @@ def compute_and_memory(design: Design, catalog: Catalog, copies: dict[str, int])
         else:
             hbm_gb += part.number("memory_gb") * n
             hbm_tb_per_s += part.number("memory_bw_tb_per_s") * n
-    compute = {"peak_tflops": {p: _round(peaks[p]) for p in PRECISIONS if p in present}}
+    compute = {"peak_tflops": {p: _exact(peaks[p]) for p in PRECISIONS if p in present}}
     memory = {
-        "hbm_gb": _round(hbm_gb),
-        "hbm_tb_per_s": _round(hbm_tb_per_s),
-        "sram_gb": _round(sram_gb),
-        "pooled_gb": _round(hbm_gb + sram_gb),
+        "hbm_gb": _exact(hbm_gb),
+        "hbm_tb_per_s": _exact(hbm_tb_per_s),
+        "sram_gb": _exact(sram_gb),
+        "pooled_gb": _exact(hbm_gb + sram_gb),
     }
     return compute, memory
 
@@ -170,20 +171,21 @@ def power(design: Design, catalog: Catalog, copies: dict[str, int]) -> dict:
         rack = design.items[rack_id]
         part = catalog.get(rack.part)
         racks.append({"rack": rack_id, "name": rack.label, "copies": rack_copies[rack_id],
-                      "kw_each": _round(watts / 1000),
+                      "kw_each": _exact(watts / 1000),
                       "budget_kw": part.number("power_budget_kw") if part else None})
-    return {"total_kw": _round(total / 1000), "per_rack": racks}
+    return {"total_kw": _exact(total / 1000), "per_rack": racks}
 
 
 def cost(bom: dict) -> dict:
     priced = [r for r in bom["rows"] if r["unit_price_usd"] is not None]
     unpriced = sorted({r["part"] for r in bom["rows"] if r["unit_price_usd"] is None})
     return {
-        "total_usd": _round(sum(r["unit_price_usd"] * r["quantity"] for r in priced)) if priced else None,
+        "total_usd": _exact(sum(r["unit_price_usd"] * r["quantity"] for r in priced)) if priced else None,
         "priced_lines": len(priced),
         "unpriced_parts": unpriced,
     }
 
 
-def _round(value: float) -> float:
-    return float(f"{value:.12g}") if value else 0.0
+def _exact(value: float) -> float:
+    # Sums of catalogue figures: twelve digits keep them exact to the reader, without float noise.
+    return rounded(value, 12)

@@ -30,6 +30,7 @@ from designer.engine import calibration as cal
 from designer.engine.inventory import multiplicities
 from designer.model.catalog import Catalog
 from designer.model.design import Design
+from designer.engine.result import rounded
 
 SCALE_UP, SCALE_OUT, HOST = "scale-up", "scale-out", "host"
 
@@ -451,7 +452,7 @@ def _hops(fabric: Fabric, tiers: tuple[str, ...]) -> float | None:
         outside = [d for i, d in dist.items() if g not in ancestors[i] and items[i].kind != "accelerator"]
         if outside:
             best, reached = max(best, 2 * min(outside)), True
-    return _r(best) if reached else None
+    return rounded(best) if reached else None
 
 
 def network_summary(fabric: Fabric) -> dict:
@@ -485,19 +486,19 @@ def network_summary(fabric: Fabric) -> dict:
     tiers = {
         SCALE_UP: {
             "media": up_media,
-            "injection_gb_per_s": _r(fabric.up_raw),
+            "injection_gb_per_s": rounded(fabric.up_raw),
             "domain_accelerators": g,
             "domains": fabric.total_accelerators // g if g else 0,
-            "bisection_gb_per_s": _r(up_bisection),
+            "bisection_gb_per_s": rounded(up_bisection),
             "direct_connect": fabric.direct_connect,
             "in_network_reduction": "nvls" if fabric.nvls else None,
             "diameter_hops": _hops(fabric, (SCALE_UP,)) if g > 1 else 0,
         },
         SCALE_OUT: {
             "media": out_media,
-            "injection_gb_per_s": _r(fabric.out_raw),
-            "achieved_injection_gb_per_s": _r(fabric.out_eff),
-            "bisection_gb_per_s": _r(scale_out_bisection) if scale_out_bisection is not None else None,
+            "injection_gb_per_s": rounded(fabric.out_raw),
+            "achieved_injection_gb_per_s": rounded(fabric.out_eff),
+            "bisection_gb_per_s": rounded(scale_out_bisection) if scale_out_bisection is not None else None,
             "oversubscription": oversub,
             "in_network_reduction": "sharp" if fabric.sharp else None,
             "diameter_hops": _hops(fabric, (SCALE_OUT,)) if out_media else None,
@@ -508,7 +509,7 @@ def network_summary(fabric: Fabric) -> dict:
         "tiers": tiers,
         "diameter_hops": _hops(fabric, (SCALE_UP, SCALE_OUT, HOST)),
         "boundaries": [{"item": b.item, "label": b.label, "accelerators": b.accelerators, "copies": b.copies,
-                        "cut_gb_per_s": _r(b.cap_raw), "links": len(b.links)} for b in fabric.boundaries],
+                        "cut_gb_per_s": rounded(b.cap_raw), "links": len(b.links)} for b in fabric.boundaries],
     }
 
 
@@ -548,17 +549,9 @@ def _oversubscription(fabric: Fabric, levels: dict) -> list[dict]:
         ratio = max(ratios) if ratios else None
         e["tier"] = i + 1
         e["name"] = ("leaf", "spine", "core")[i] if i < 3 else f"tier {i + 1}"
-        e["oversubscription"] = _r(ratio) if ratio is not None else None
-        e["down_gb_per_s"] = _r(e["down_gb_per_s"])
-        e["up_gb_per_s"] = _r(e["up_gb_per_s"])
+        e["oversubscription"] = rounded(ratio) if ratio is not None else None
+        e["down_gb_per_s"] = rounded(e["down_gb_per_s"])
+        e["up_gb_per_s"] = rounded(e["up_gb_per_s"])
         out.append(e)
     return out
 
-
-def _r(value):
-    if value is None:
-        return None
-    value = float(value)
-    if not np.isfinite(value):
-        return None
-    return float(f"{value:.6g}") if value else 0.0

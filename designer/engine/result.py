@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
+
+
+def rounded(value: float | None, digits: int = 6) -> float | None:
+    """A figure for the result: `digits` significant digits; None where it is missing or not
+    finite (JSON has no infinity, and an untimed figure must not look like a number)."""
+    if value is None:
+        return None
+    value = float(value)
+    if not math.isfinite(value):
+        return None
+    return float(f"{value:.{digits}g}") if value else 0.0
 
 
 def freeze(value: Any) -> Any:

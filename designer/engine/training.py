@@ -20,6 +20,7 @@ from designer.engine import collectives as coll
 from designer.engine import workloads
 from designer.engine.network import Fabric
 from designer.model.errors import DesignerError
+from designer.engine.result import rounded
 
 RECOMPUTE = ("none", "selective", "full")
 
@@ -99,7 +100,7 @@ def memory(model: dict, plan: dict, m: int) -> dict:
     out = {"weights": weights / gb, "gradients": grads / gb, "optimizer": optim / gb,
            "activations": activations / gb, "logits": logits / gb, "overhead": cal.MEMORY_OVERHEAD_GB}
     out["total"] = sum(out.values())
-    return {k: _r(v) for k, v in out.items()}
+    return {k: rounded(v) for k, v in out.items()}
 
 
 def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None = None, detail: bool = False) -> dict:
@@ -111,7 +112,7 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
     mem = memory(model, plan, m)
     capacity = _memory_gb(fabric) * cal.MEMORY_USABLE_FRACTION
     result = {"plan": dict(plan), "microbatches": m, "memory_per_gpu_gb": mem,
-              "memory_capacity_gb": _r(_memory_gb(fabric)), "fits": mem["total"] <= capacity, "why": None}
+              "memory_capacity_gb": rounded(_memory_gb(fabric)), "fits": mem["total"] <= capacity, "why": None}
     if not result["fits"]:
         biggest = max((k for k in mem if k != "total"), key=lambda k: mem[k])
         result["why"] = (f"needs {mem['total']:.1f} GB per GPU (largest: {biggest} {mem[biggest]:.1f} GB) but "
@@ -170,13 +171,13 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
         return result
     result.update({
         "timed": True,
-        "step_time_s": _r(step), "compute_s": _r(compute), "exposed_tp_s": _r(exposed_tp),
-        "exposed_pp_s": _r(exposed_pp), "exposed_dp_s": _r(exposed_dp), "bubble_s": _r(bubble),
-        "tflops_per_gpu": _r(per_token * tokens_step / N / step / 1e12),
-        "model_tflops_per_gpu": _r(model_per_token * tokens_step / N / step / 1e12),
-        "mfu": _r(model_per_token * tokens_step / N / step / peak) if peak else None,
-        "tokens_per_s": _r(tokens_step / step),
-        "days": _r(model.get("tokens", 0) / (tokens_step / step) / 86400),
+        "step_time_s": rounded(step), "compute_s": rounded(compute), "exposed_tp_s": rounded(exposed_tp),
+        "exposed_pp_s": rounded(exposed_pp), "exposed_dp_s": rounded(exposed_dp), "bubble_s": rounded(bubble),
+        "tflops_per_gpu": rounded(per_token * tokens_step / N / step / 1e12),
+        "model_tflops_per_gpu": rounded(model_per_token * tokens_step / N / step / 1e12),
+        "mfu": rounded(model_per_token * tokens_step / N / step / peak) if peak else None,
+        "tokens_per_s": rounded(tokens_step / step),
+        "days": rounded(model.get("tokens", 0) / (tokens_step / step) / 86400),
     })
     if detail:
         result["_phases"] = {"tp": (tp_timing, act_bytes, t_tp_mb * m), "pp": (pp_timing, act_bytes / tp, exposed_pp),
@@ -261,7 +262,7 @@ def _untimed(fabric: Fabric, model: dict, plan, no_path: str) -> dict:
         m = math.ceil(model["global_batch"] / (chosen["dp"] * chosen["mb"]))
         mem = memory(model, chosen, m)
         capacity = _memory_gb(fabric) * cal.MEMORY_USABLE_FRACTION
-        out.update(plan=dict(chosen, auto=False), memory_per_gpu_gb=mem, memory_capacity_gb=_r(_memory_gb(fabric)))
+        out.update(plan=dict(chosen, auto=False), memory_per_gpu_gb=mem, memory_capacity_gb=rounded(_memory_gb(fabric)))
         if mem["total"] > capacity:
             # Not fitting is known and final; report.py and the app print `why` for it.
             out["fits"] = False
@@ -300,7 +301,7 @@ def training(fabric: Fabric, spec: dict) -> tuple[dict, dict]:
     phases = result.pop("_phases", {})
     result["plan"] = dict(chosen, auto=searched)
     result["model"] = model.get("name")
-    result["parameters"] = _r(workloads.parameters(model))
+    result["parameters"] = rounded(workloads.parameters(model))
     result["global_batch"] = model["global_batch"]
     result["seq"] = model["seq"]
     result["tokens"] = model.get("tokens")
@@ -321,12 +322,12 @@ def _utilization(fabric: Fabric, result: dict, phases: dict) -> dict:
                       ("idle", "bubble_s"), ("communication", "exposed_dp_s")):
         d = result[key] or 0.0
         if d > 0:
-            segments.append({"kind": kind, "what": key[:-2], "start_s": _r(t), "duration_s": _r(d)})
+            segments.append({"kind": kind, "what": key[:-2], "start_s": rounded(t), "duration_s": rounded(d)})
             t += d
     gpus = []
     for acc in fabric.accelerators:
-        gpus.append({"group": acc.id, "count": fabric.copies[acc.id], "compute": _r(compute), "communication": _r(comm),
-                     "idle": _r(idle), "segments": segments})
+        gpus.append({"group": acc.id, "count": fabric.copies[acc.id], "compute": rounded(compute), "communication": rounded(comm),
+                     "idle": rounded(idle), "segments": segments})
     link_phases = []
     for name, (timing, size, _) in phases.items():
         if timing is None:
@@ -340,16 +341,8 @@ def link_phase(fabric: Fabric, name: str, util: dict) -> dict:
     links = []
     tiers: dict[str, list] = {"scale-up": [], "scale-out": [], "host": []}
     for info in fabric.links:
-        u = _r(min(1.0, util.get(info.index, 0.0)))
+        u = rounded(min(1.0, util.get(info.index, 0.0)))
         links.append({"link": info.id, "tier": info.tier, "utilization": u, "copies": info.instances})
         tiers.setdefault(info.tier, []).append(u)
     return {"phase": name, "links": links, "tiers": tiers}
 
-
-def _r(value):
-    if value is None:
-        return None
-    value = float(value)
-    if not np.isfinite(value):
-        return None
-    return float(f"{value:.6g}") if value else 0.0
