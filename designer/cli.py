@@ -6,7 +6,6 @@ Bad input exits 2 with one line on stderr naming the problem; no traceback is sh
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 

@@ -5,7 +5,7 @@ from types import MappingProxyType
 
 from hypothesis import given, settings, strategies as st
 
-from designer.engine.collectives import ALGORITHMS, OPS, applicable, layout, phases, time_collective
+from designer.engine.collectives import OPS, applicable, layout, phases, time_collective
 from designer.engine.network import build_fabric
 from designer.model.catalog import Catalog, Part, default_catalog
 from designer.topologies import generate

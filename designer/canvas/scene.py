@@ -4,7 +4,6 @@ change names, and turns finished gestures (a drag, a drop, a link drawn) into do
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from typing import Any, Callable, Iterator
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
@@ -13,7 +12,8 @@ from PySide6.QtWidgets import QGraphicsScene
 from designer.canvas.items import GRID, LEAF_H, LEAF_W, LinkItem, NodeItem, common_ancestor, link_line
 from designer.document.document import Change, Document
 from designer.model.design import ALLOWED_PARENTS, Design, Item
-from designer.topologies.base import Builder, TopologyError
+from designer.model.errors import DesignerError
+from designer.topologies.base import Builder
 from designer.document.turns import NEXT_TURN_MS
 
 PART_MIME = "application/x-cluster-designer-part"
@@ -204,12 +204,9 @@ class DesignScene(QGraphicsScene):
         if medium is not None:
             bw = medium.number("lane_gb_per_s") * link.lanes
             lines.append(f"{bw:,.0f} GB/s per direction, {medium.number('latency_ns'):,.0f} ns")
-        try:
-            copies = design.link_copies(link).instances
-            if copies > 1:
-                lines.append(f"stands for {copies:,} physical links")
-        except Exception:  # noqa: BLE001 - a half-edited design
-            pass
+        copies = design.link_copies(link).instances
+        if copies > 1:
+            lines.append(f"stands for {copies:,} physical links")
         if link.id in self.utilization:
             lines.append(f"Utilization: {self.utilization[link.id] * 100:.0f}%")
         if link.id == self.bottleneck:
@@ -605,7 +602,7 @@ class DesignScene(QGraphicsScene):
                 top = scratch.new_id(prefix)
                 scratch.add_item(Item(top, kind, name=self._default_name(kind, scratch, part), part=part.id,
                                       parent=parent_id, x=x, y=y))
-        except (TopologyError, Exception) as exc:  # noqa: BLE001 - refuse with the model's reason
+        except DesignerError as exc:  # refused with the model's or the generator's reason
             self.message.emit(f"Cannot place {part.name}: {exc}")
             return []
         new_items = [i for i_id, i in scratch.items.items() if i_id not in design.items]

@@ -185,7 +185,6 @@ def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
                                {"Simple": cal.NVLS_BASE_LATENCY + cal.NVLS_STEPS * cal.SCALE_UP_STEP_LATENCY["Simple"]},
                                simple_only)
         if m > 1:
-            lay_m = Layout(m, 1, 1, m, lay.crossings)
             if algorithm == "sharp":
                 inter_terms = [_out_term(fabric, 1.0 / r)] + _boundary_terms(lay, lambda b, rx: 1.0)
                 levels = max(1, len(lay.crossings))
@@ -197,7 +196,6 @@ def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
                 steps = {"allreduce": 2 * (m - 1)}.get(op, m - 1)
                 inter = Phase(inter_terms, {p: cal.BASE_LATENCY["ring"][p] + steps * cal.NET_STEP_LATENCY["ring"][p]
                                             for p in ("LL", "Simple")})
-            del lay_m
         else:
             inter = None
         if nvls_phase is not None:

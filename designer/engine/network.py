@@ -458,7 +458,6 @@ def _hops(fabric: Fabric, tiers: tuple[str, ...]) -> float | None:
 def network_summary(fabric: Fabric) -> dict:
     if fabric.rep is None:
         return {"tiers": {}, "boundaries": [], "note": "no accelerators"}
-    items, catalog = fabric.design.items, fabric.catalog
     g = fabric.domain_size
     up_media = sorted({fabric.links[i].medium for i in fabric.up_links})
     out_media = sorted({l.medium for l in fabric.links if l.tier == SCALE_OUT})

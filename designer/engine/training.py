@@ -10,10 +10,8 @@ traffic shares the cuts). Formulas: `../shared/reference/collectives.md`; consta
 
 from __future__ import annotations
 
-import itertools
 import math
 
-import numpy as np
 
 from designer.engine import calibration as cal
 from designer.engine import collectives as coll

@@ -7,7 +7,7 @@ is left unchanged. Each accepted edit is one undo step. The part's catalogue fig
 from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt, QTimer
-from PySide6.QtWidgets import (QSizePolicy, QComboBox, QFormLayout, QLabel, QLineEdit, QScrollArea, QTableWidget,
+from PySide6.QtWidgets import (QSizePolicy, QComboBox, QFormLayout, QLabel, QLineEdit, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget, QAbstractItemView, QHeaderView)
 
 from designer.document.document import Document
@@ -131,10 +131,7 @@ class Inspector(QWidget):
             self.form.addRow("Medium", combo)
             self.fields["medium"] = combo
             self._line("lanes", "Lanes", str(link.lanes), "Medium units bundled in this link (1 – 4096)")
-            try:
-                self._readonly("Physical links", f"{design.link_copies(link).instances:,}")
-            except Exception:  # noqa: BLE001
-                pass
+            self._readonly("Physical links", f"{design.link_copies(link).instances:,}")
             self._show_figures(link.medium)
         else:
             n = getattr(self, "_selected", 0)

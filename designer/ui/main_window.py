@@ -19,9 +19,8 @@ from typing import Any
 from PySide6.QtCore import QMimeData, QSettings, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter,
-                               QToolBar, QWidget)
+                               QToolBar)
 
-from designer.canvas.items import NodeItem
 from designer.canvas.scene import DesignScene
 from designer.canvas.view import DesignView
 from designer.document.document import Document

@@ -9,12 +9,12 @@ later result, so live updates never rebuild the plots.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QModelIndex, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QImage, QPainter, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QSizePolicy,
     QSpinBox,
     QStackedWidget,
     QStyle,
@@ -81,15 +80,7 @@ def _get(mapping: Any, key: str, default: Any = None) -> Any:
 
 
 def _section(result: Any, name: str) -> Any:
-    if result is None:
-        return None
-    try:
-        return result.get(name)
-    except Exception:  # noqa: BLE001
-        try:
-            return result[name]
-        except Exception:  # noqa: BLE001
-            return None
+    return result.get(name) if result is not None else None
 
 
 def _num(value: Any) -> float | None:
