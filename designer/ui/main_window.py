@@ -13,10 +13,11 @@ import gc
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QMimeData, QSettings, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEventLoop, QMimeData, QSettings, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter,
                                QToolBar)
@@ -364,7 +365,7 @@ class MainWindow(QMainWindow):
     def open_path(self, path: str | os.PathLike) -> bool:
         """Load a design; on failure show the loader's message and keep the open design."""
         try:
-            design = load_design(path, self.catalog)
+            design = self._load_while_painting(path)
         except (DesignerError, OSError, ValueError) as exc:
             QMessageBox.warning(self, "Cannot open design", str(exc))
             return False
@@ -374,6 +375,30 @@ class MainWindow(QMainWindow):
         self.fit_when_built()
         self.show_message(f"Opened {path}")
         return True
+
+    def _load_while_painting(self, path: str | os.PathLike):
+        """Read and check a design file on a helper thread; meanwhile the window keeps painting
+        and its timers run (user input waits, so nothing can change under the load)."""
+        outcome: dict = {}
+
+        def load() -> None:
+            try:
+                outcome["design"] = load_design(path, self.catalog)
+            except BaseException as exc:  # handed over to this thread, raised below
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=load, name="open-design", daemon=True)
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            worker.start()
+            while worker.is_alive():
+                QApplication.processEvents(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents, 5)
+                worker.join(0.002)
+        finally:
+            QApplication.restoreOverrideCursor()
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["design"]
 
     def fit_when_built(self) -> None:
         """Zoom to fit now, and again once a design being built in slices is complete."""
