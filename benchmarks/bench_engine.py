@@ -16,10 +16,13 @@ reaches at most k³/4 NIC ports — 524,288 with 128 ports (65,536 with the 64-p
 
 Scaling: evaluation time follows the number of drawn items and links (distinct groups), not of
 GPUs. The catalogue's 1M design draws 412 items (128 rail pods × 64 spines drawn per rail, 64
-core groups) against 29 for 1k, so 1M takes about 7-8× the time of 1k — above the issue's "1M
-within 3× of 1k", which the earlier synthetic 512-port switch met only because its 1M design
-drew 116 items. The printed per-item time shows the engine's cost per distinct group staying
-flat; about a quarter of it is `designer/model/lint.py`, which also runs on every evaluation.
+core groups) against 29 for 1k, so 1M takes about 4× the time of 1k (7-8× before parent chains,
+link replication and per-part figures were computed once per evaluation and shared by lint,
+inventory and the network analysis) — still above the issue's "1M within 3× of 1k", which the
+earlier synthetic 512-port switch met only because its 1M design drew 116 items. The printed
+per-item time shows the engine's cost per distinct group staying flat; what is left is spread
+over a dozen passes over the drawn links (network summary and fabric ≈ 40%, per-link
+utilization records ≈ 10%, `designer/model/lint.py` ≈ 10%).
 """
 
 from __future__ import annotations

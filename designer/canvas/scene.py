@@ -64,7 +64,7 @@ class DesignScene(QGraphicsScene):
         try:
             self.clearSelection()
             self._looks = set()
-            self.clear()
+            self._discard_in_slices([i for i in self.items() if i.parentItem() is None])
             self.nodes.clear()
             self.link_items.clear()
             self.links_by_item.clear()
@@ -75,9 +75,26 @@ class DesignScene(QGraphicsScene):
         big = len(self.design.items) > BUILD_IN_ONE_GO
         if big:
             # Painting a half-built scene after every slice would cost more than the slice itself.
-            for view in self.views():
-                view.viewport().setUpdatesEnabled(False)
+            self._hold_painting(True)
         self._run_build(self._build_generation, deadline=BUILD_SLICE_S if big else None)
+
+    def _discard_in_slices(self, top_level: list) -> None:
+        """Take the old design's items off the canvas a few hundred at a time: deleting thousands
+        of items in one go holds the UI thread for longer than a frame should take."""
+        for item in top_level:
+            item.setVisible(False)
+        self._doomed = getattr(self, "_doomed", []) + top_level
+        if len(self._doomed) == len(top_level):
+            QTimer.singleShot(NEXT_TURN_MS, self._discard_next)
+
+    def _discard_next(self) -> None:
+        started = time.perf_counter()
+        while self._doomed and time.perf_counter() - started < BUILD_SLICE_S:
+            item = self._doomed.pop()
+            self.removeItem(item)
+            del item  # the last reference: Qt deletes the item and its children
+        if self._doomed:
+            QTimer.singleShot(NEXT_TURN_MS, self._discard_next)
 
     def _build_steps(self) -> Iterator[None]:
         for item in self.design.ordered_items():
@@ -105,9 +122,12 @@ class DesignScene(QGraphicsScene):
         rect = self.content_rect()
         self.setSceneRect(rect.adjusted(-2000, -2000, 2000, 2000))
         self.building = False
-        for view in self.views():
-            view.viewport().setUpdatesEnabled(True)
         self.built.emit()
+        if deadline is None:
+            self._hold_painting(False)
+        else:
+            # The first paint of a big scene is a long step of its own: give it its own turn.
+            QTimer.singleShot(NEXT_TURN_MS, lambda: generation == self._build_generation and self._hold_painting(False))
 
     def finish_building(self) -> None:
         """Complete a sliced build now (for callers that need every item at once)."""
@@ -676,7 +696,14 @@ class DesignScene(QGraphicsScene):
         stale = list(set(self.utilization) | set(util) | ({self.bottleneck, bottleneck} - {None}))
         self.utilization, self.bottleneck = util, bottleneck
         self._restyle_generation = getattr(self, "_restyle_generation", 0) + 1
+        if len(stale) > self.RESTYLE_SLICE:
+            # Repainting after every slice would redraw the whole canvas each time; paint once.
+            self._hold_painting(True)
         self._restyle_slice(stale, 0, self._restyle_generation)
+
+    def _hold_painting(self, hold: bool) -> None:
+        for view in self.views():
+            view.viewport().setUpdatesEnabled(not hold)
 
     RESTYLE_SLICE = 1500
 
@@ -691,10 +718,10 @@ class DesignScene(QGraphicsScene):
                 item.bottleneck = link_id == bottleneck
                 item.restyle()
         if start + self.RESTYLE_SLICE < len(ids):
-            from PySide6.QtCore import QTimer
-
-            # A real (non-zero) timer, so input, paints and other timers run between slices.
+            # A real (non-zero) timer, so input and other timers run between slices.
             QTimer.singleShot(5, lambda: self._restyle_slice(ids, start + self.RESTYLE_SLICE, generation))
+        elif not self.building:
+            self._hold_painting(False)
 
 
 def utilization_of(result: Any) -> tuple[dict[str, float], str | None]:

@@ -97,12 +97,20 @@ def _out_term(fabric: Fabric, traffic: float) -> Term:
     return Term(traffic, fabric.out_eff, fabric.out_raw, "accelerator scale-out injection", SCALE_OUT, tuple(fabric.out_links))
 
 
+def _link_indices(b) -> tuple:
+    """A boundary's link indices as a tuple of ints, once per boundary."""
+    hit = b.__dict__.get("_link_indices")
+    if hit is None:
+        hit = b.__dict__["_link_indices"] = tuple(int(i) for i in b.links)
+    return hit
+
+
 def _boundary_terms(lay: Layout, per_copy) -> list[Term]:
     out = []
     for b, r, c in lay.crossings:
         t = per_copy(b, r) * c
         tier = SCALE_OUT
-        out.append(Term(t, b.cap_eff, b.cap_raw, b.label, tier, tuple(int(i) for i in b.links)))
+        out.append(Term(t, b.cap_eff, b.cap_raw, b.label, tier, _link_indices(b)))
     return out
 
 
@@ -298,8 +306,10 @@ def link_utilization(fabric: Fabric, timing: Timing, size: float) -> dict[int, f
             if term.traffic <= 0 or term.cap_raw <= 0:
                 continue
             u = term.traffic * size / (term.cap_raw * 1e9) / t
+            get = util.get
             for i in term.links:
-                util[i] = max(util.get(i, 0.0), u)
+                current = get(i, 0.0)
+                util[i] = u if u > current else current  # max(current, u)
     return util
 
 

@@ -9,7 +9,7 @@ from designer.engine import inventory as inv
 from designer.engine import training as train
 from designer.engine import workloads
 from designer.engine.network import build_fabric, network_summary
-from designer.engine.result import Result, freeze
+from designer.engine.result import Result, freeze, freeze_owned
 from designer.model.catalog import Catalog, default_catalog
 from designer.model.design import Design
 from designer.model.errors import DesignerError
@@ -28,26 +28,33 @@ def evaluate(design: Design, catalog: Catalog | None = None, workload: dict | No
     started = time.perf_counter()
     catalog = catalog or default_catalog()
     copies = inv.multiplicities(design)
-    bom = inv.bill_of_materials(design, catalog, copies)
+    chains = design.chains()
+    link_copies = design.all_link_copies(chains)
+    bom = inv.bill_of_materials(design, catalog, copies, link_copies, chains)
     compute, memory = inv.compute_and_memory(design, catalog, copies)
     sections = {
         "design": {"name": design.name, "items": len(design.items), "links": len(design.links)},
-        "inventory": inv.inventory(design, catalog, copies),
+        "inventory": inv.inventory(design, catalog, copies, link_copies),
         "bom": bom,
         "compute": compute,
         "memory": memory,
         "power": inv.power(design, catalog, copies),
         "cost": inv.cost(bom),
-        "lint": [finding.as_dict() for finding in lint(design, catalog)],
+        "lint": [finding.as_dict() for finding in lint(design, catalog, link_copies)],
     }
-    sections.update(performance(design, catalog, workload, copies))
+    sections.update(performance(design, catalog, workload, copies, chains, link_copies))
+    for phase in sections["utilization"]["phases"]:
+        # Fresh per-link records (train.link_phase): wrapped, not copied, by freeze.
+        if isinstance(phase.get("links"), list):
+            phase["links"] = freeze_owned(phase["links"])
     return Result(freeze(sections), seconds=time.perf_counter() - started)
 
 
-def performance(design: Design, catalog: Catalog, workload: dict | None, copies: dict | None = None) -> dict:
+def performance(design: Design, catalog: Catalog, workload: dict | None, copies: dict | None = None,
+                chains: dict | None = None, link_copies: dict | None = None) -> dict:
     """The network, collectives, training and utilization sections."""
     workload = workload if workload is not None else (design.settings.get("workload") or {})
-    fabric = build_fabric(design, catalog, copies)
+    fabric = build_fabric(design, catalog, copies, chains, link_copies)
     out = {"network": network_summary(fabric)}
     if fabric.rep is None:
         return {**out, "collectives": [], "training": {"fits": False, "why": "the design has no accelerators"},

@@ -23,31 +23,23 @@ def multiplicities(design: Design) -> dict[str, int]:
     return copies
 
 
-def link_instances(design: Design, copies: dict[str, int]) -> dict[str, int]:
-    """Physical instances of every drawn link (as `Design.link_copies(...).instances`), from the
-    multiplicities: copies(a) × copies(b) ÷ copies(their lowest common ancestor)."""
-    items = design.items
-    chains: dict[str, tuple[str, ...]] = {}
-
-    def chain(item_id: str) -> tuple[str, ...]:
-        hit = chains.get(item_id)
-        if hit is None:
-            parent = items[item_id].parent
-            hit = chains[item_id] = (item_id,) + (chain(parent) if parent is not None else ())
-        return hit
-
-    out = {}
-    for link in design.links.values():
-        if link.a not in items or link.b not in items:
-            out[link.id] = design.link_copies(link).instances
-            continue
-        in_b = set(chain(link.b))
-        lca = next((i for i in chain(link.a) if i in in_b), None)
-        out[link.id] = copies[link.a] * copies[link.b] // (copies[lca] if lca is not None else 1)
-    return out
+def link_instances(design: Design, copies: dict[str, int], link_copies: dict | None = None) -> dict[str, int]:
+    """Physical instances of every drawn link (as `Design.link_copies(...).instances`); pass
+    `link_copies` (`design.all_link_copies()`) when it is already known."""
+    if link_copies is None:
+        link_copies = design.all_link_copies()
+    return {link_id: lc.a_side * lc.b_side * lc.context for link_id, lc in link_copies.items()}
 
 
-def inventory(design: Design, catalog: Catalog, copies: dict[str, int]) -> dict:
+def _enclosing_server(items, chains: dict, item_id: str):
+    for i in chains[item_id]:
+        it = items[i]
+        if it.kind == "server":
+            return it
+    return None
+
+
+def inventory(design: Design, catalog: Catalog, copies: dict[str, int], link_copies: dict | None = None) -> dict:
     kinds = Counter()
     models: dict[str, Counter] = defaultdict(Counter)
     for item in design.items.values():
@@ -67,11 +59,12 @@ def inventory(design: Design, catalog: Catalog, copies: dict[str, int]) -> dict:
         "nic_models": dict(sorted(models["nic"].items())),
         "cpus": kinds["cpu"],
         "racks": kinds["rack"],
-        "links": sum(link_instances(design, copies).values()),
+        "links": sum(link_instances(design, copies, link_copies).values()),
     }
 
 
-def bill_of_materials(design: Design, catalog: Catalog, copies: dict[str, int]) -> dict:
+def bill_of_materials(design: Design, catalog: Catalog, copies: dict[str, int], link_copies: dict | None = None,
+                      chains: dict | None = None) -> dict:
     parts = Counter()
     for item in design.items.values():
         if item.part:
@@ -79,22 +72,37 @@ def bill_of_materials(design: Design, catalog: Catalog, copies: dict[str, int]) 
     cables = Counter()
     transceivers = Counter()
     links_by_medium = Counter()
-    instances_of = link_instances(design, copies)
+    instances_of = link_instances(design, copies, link_copies)
+    chains = chains if chains is not None else design.chains()
+    items = design.items
+    media = {}
+    servers: dict = {}  # item id → its enclosing server (or None)
+    cable_figures: dict = {}  # medium id → (lanes per cable, transceivers per cable)
     for link in design.links.values():
-        medium = catalog.get(link.medium)
+        medium = media.get(link.medium, False)
+        if medium is False:
+            medium = media[link.medium] = catalog.get(link.medium)
         if medium is None:
             continue
         instances = instances_of[link.id]
         links_by_medium[link.medium] += instances
-        per_cable = int(medium.number("lanes_per_cable"))
-        server_a = design.enclosing(link.a, "server")
-        server_b = design.enclosing(link.b, "server")
+        figures = cable_figures.get(link.medium)
+        if figures is None:
+            figures = cable_figures[link.medium] = (int(medium.number("lanes_per_cable")),
+                                                    int(medium.number("transceivers_per_cable")))
+        per_cable = figures[0]
+        server_a = servers.get(link.a, False)
+        if server_a is False:
+            server_a = servers[link.a] = _enclosing_server(items, chains, link.a)
+        server_b = servers.get(link.b, False)
+        if server_b is False:
+            server_b = servers[link.b] = _enclosing_server(items, chains, link.b)
         # Links inside one server run on its boards, not on cables.
         if per_cable <= 0 or (server_a is not None and server_a is server_b):
             continue
         cable_count = instances * -(-link.lanes // per_cable)
         cables[link.medium] += cable_count
-        transceivers[link.medium] += cable_count * int(medium.number("transceivers_per_cable"))
+        transceivers[link.medium] += cable_count * figures[1]
     rows = []
     for part_id, quantity in sorted(parts.items()):
         part = catalog.get(part_id)

@@ -29,7 +29,7 @@ import numpy as np
 from designer.engine import calibration as cal
 from designer.engine.inventory import multiplicities
 from designer.model.catalog import Catalog
-from designer.model.design import Design
+from designer.model.design import Design, _topology_key
 from designer.engine.result import rounded
 
 SCALE_UP, SCALE_OUT, HOST = "scale-up", "scale-out", "host"
@@ -55,6 +55,16 @@ class LinkInfo:
     deg_b: int
     latency_s: float
     medium: str
+
+
+_LINK_INFO_FIELDS = tuple(LinkInfo.__dataclass_fields__)
+
+
+def _link_info(*values) -> LinkInfo:
+    """LinkInfo(*values) without the frozen dataclass's per-field setattr (one per drawn link)."""
+    info = object.__new__(LinkInfo)
+    info.__dict__.update(zip(_LINK_INFO_FIELDS, values))
+    return info
 
 
 @dataclass
@@ -114,40 +124,47 @@ class Fabric:
         return min(n, max(1, self.domain_size // max(1, stride)))
 
 
-def build_fabric(design: Design, catalog: Catalog, copies: dict | None = None) -> Fabric:
+def build_fabric(design: Design, catalog: Catalog, copies: dict | None = None, chains: dict | None = None,
+                 link_copies: dict | None = None) -> Fabric:
+    """`chains` (`design.chains()`) and `link_copies` (`design.all_link_copies()`): pass them when
+    already known."""
     copies = copies or multiplicities(design)
     items = design.items
-    ancestors_cache: dict[str, tuple[str, ...]] = {}
-
-    def chain(item_id: str) -> tuple[str, ...]:
-        cached = ancestors_cache.get(item_id)
-        if cached is None:
-            parent = items[item_id].parent
-            cached = (item_id,) + (chain(parent) if parent is not None else ())
-            ancestors_cache[item_id] = cached
-        return cached
+    ancestors_cache = chains if chains is not None else design.chains()
+    chain = ancestors_cache.__getitem__
+    if link_copies is None:
+        link_copies = design.all_link_copies(ancestors_cache, skip_unknown_ends=True)
+    media: dict = {}
+    medium_figures: dict = {}
 
     links: list[LinkInfo] = []
     for link in design.links.values():
-        medium = catalog.get(link.medium)
+        medium = media.get(link.medium, False)
+        if medium is False:
+            medium = media[link.medium] = catalog.get(link.medium)
         if medium is None or link.a not in items or link.b not in items:
             continue
         ka, kb = items[link.a].kind, items[link.b].kind
         if "cpu" in (ka, kb):
             continue
-        if {ka, kb} == {"accelerator", "nic"}:
+        figures = medium_figures.get(link.medium)
+        if figures is None:
+            figures = medium_figures[link.medium] = (medium.get("tier") or SCALE_OUT, medium.number("lane_gb_per_s"),
+                                                     medium.number("latency_ns") * 1e-9)
+        if (ka == "accelerator" and kb == "nic") or (ka == "nic" and kb == "accelerator"):
             tier = HOST
         elif "nic" in (ka, kb):
             tier = SCALE_OUT
         else:
-            tier = medium.get("tier") or SCALE_OUT
-        lc = _link_copies(design, link, chain, copies)
-        links.append(LinkInfo(len(links), link.id, link.a, link.b, tier, link.lanes * medium.number("lane_gb_per_s"),
-                              lc[0] * lc[1] * lc[2], lc[1], lc[0], medium.number("latency_ns") * 1e-9, link.medium))
+            tier = figures[0]
+        lc = link_copies[link.id]
+        links.append(_link_info(len(links), link.id, link.a, link.b, tier, link.lanes * figures[1],
+                                lc.a_side * lc.b_side * lc.context, lc.b_side, lc.a_side, figures[2], link.medium))
 
-    accelerators = [i for i in design.ordered_items() if i.kind == "accelerator"]
+    accelerators = _accelerators_in_order(design, ancestors_cache)
     fabric = Fabric(design, catalog, copies, links, accelerators,
                     sum(copies[a.id] for a in accelerators), accelerators[0].id if accelerators else None)
+    fabric.__dict__["_chains"] = ancestors_cache
     if fabric.rep is None:
         return fabric
     _per_gpu(fabric, chain)
@@ -158,20 +175,47 @@ def build_fabric(design: Design, catalog: Catalog, copies: dict | None = None) -
     return fabric
 
 
-def _link_copies(design: Design, link, chain, copies) -> tuple[int, int, int]:
-    ca, cb = chain(link.a), chain(link.b)
-    common = set(ca) & set(cb)
-    lca = next((i for i in ca if i in common), None)
+def _accelerators_in_order(design: Design, chains: dict) -> list:
+    """`[i for i in design.ordered_items() if i.kind == "accelerator"]`, visiting only the items
+    that hold an accelerator (filtering siblings before their stable sort keeps their order)."""
+    items = design.items
+    holding: set = set()
+    for item in items.values():
+        if item.kind == "accelerator":
+            holding.update(chains[item.id])
+    index: dict = {}
+    for item in items.values():
+        if item.id in holding:
+            index.setdefault(item.parent, []).append(item)
+    out: list = []
 
-    def below(c):
-        total = 1
-        for item_id in c:
-            if item_id == lca:
-                break
-            total *= design.items[item_id].count
-        return total
+    def visit(parent) -> None:
+        for child in sorted(index.get(parent, []), key=_topology_key):
+            if child.kind == "accelerator":
+                out.append(child)
+            visit(child.id)
 
-    return below(ca), below(cb), (copies[lca] if lca is not None else 1)
+    visit(None)
+    return out
+
+
+def _chains(fabric: Fabric) -> dict:
+    """item id → (id, parent id, ..., root id), shared by the fabric's analyses."""
+    chains = fabric.__dict__.get("_chains")
+    if chains is None:
+        chains = fabric.__dict__["_chains"] = fabric.design.chains()
+    return chains
+
+
+def _passthrough_item(fabric: Fabric, item) -> bool:
+    """is_passthrough of an item's part, once per part."""
+    memo = fabric.__dict__.get("_passthrough")
+    if memo is None:
+        memo = fabric.__dict__["_passthrough"] = {}
+    hit = memo.get(item.part)
+    if hit is None:
+        hit = memo[item.part] = is_passthrough(fabric.catalog.get(item.part))
+    return hit
 
 
 def _neighbours(fabric: Fabric) -> dict[str, list[tuple[LinkInfo, str, int]]]:
@@ -320,27 +364,44 @@ def _boundaries(fabric: Fabric, chain) -> None:
     items = fabric.design.items
     rep_chain = list(chain(fabric.rep)[1:]) + [None]
     n_links = len(fabric.links)
-    ends_a = [chain(l.a) for l in fabric.links]
-    ends_b = [chain(l.b) for l in fabric.links]
-    instances = np.array([l.instances for l in fabric.links], dtype=float) if n_links else np.zeros(0)
-    caps = np.array([l.cap for l in fabric.links], dtype=float) if n_links else np.zeros(0)
-    effs = np.array([fabric.link_eff(l) for l in fabric.links], dtype=float) if n_links else np.zeros(0)
+    # Links crossing each item of the representative's chain: one end inside it, one outside.
+    # An end's chain meets the representative's chain in a suffix of it, from the first of its
+    # ancestors on it; the items in one end's part and not the other's are the ones the link crosses.
+    upward = rep_chain[:-1]
+    position = {item: k for k, item in enumerate(upward)}
+    first_on = {item_id: next((position[i] for i in c if i in position), len(upward)) for item_id, c in
+                ((i, chain(i)) for i in _neighbours(fabric))}
+    crossing_of: dict[str, list[int]] = {}
+    instance_list, cap_list, up_list = [], [], []
+    for l in fabric.links:
+        instance_list.append(l.instances)
+        cap_list.append(l.cap)
+        up_list.append(l.tier == SCALE_UP)
+        ka, kb = first_on[l.a], first_on[l.b]
+        if ka != kb:
+            for k in range(min(ka, kb), max(ka, kb)):
+                crossing_of.setdefault(upward[k], []).append(l.index)
+    instances = np.array(instance_list, dtype=float) if n_links else np.zeros(0)
+    caps = np.array(cap_list, dtype=float) if n_links else np.zeros(0)
+    # fabric.link_eff of every link: cap × the scale-up or network efficiency.
+    effs = caps * np.where(np.array(up_list, dtype=bool), cal.SCALE_UP_RING_EFFICIENCY,
+                           cal.NET_EFFICIENCY) if n_links else np.zeros(0)
     seen_sizes = set()
     for item in rep_chain:
         if item is None:
             label, accels, copies = "cluster", fabric.total_accelerators, 1
-            crossing = np.zeros(n_links, dtype=bool)
+            crossing = []
         else:
             it = items[item]
             accels = _accelerators_in(fabric, item, chain)
             copies = fabric.copies[item]
             label = f"{it.kind} {it.label}"
-            crossing = np.array([(item in ea) != (item in eb) for ea, eb in zip(ends_a, ends_b)], dtype=bool)
-        key = (accels, tuple(np.nonzero(crossing)[0]))
+            crossing = crossing_of.get(item, [])  # ascending link indices
+        key = (accels, tuple(crossing))
         if key in seen_sizes:
             continue
         seen_sizes.add(key)
-        idx = np.nonzero(crossing)[0]
+        idx = np.array(crossing, dtype=np.intp)
         per_copy = instances[idx] / copies
         fabric.boundaries.append(Boundary(item, label, accels, copies, idx, per_copy,
                                           float((per_copy * caps[idx]).sum()), float((per_copy * effs[idx]).sum())))
@@ -349,14 +410,16 @@ def _boundaries(fabric: Fabric, chain) -> None:
 def _in_network(fabric: Fabric) -> None:
     settings = fabric.design.settings.get("in_network_reduction", {}) or {}
     items, catalog = fabric.design.items, fabric.catalog
-    up_switches, out_switches = [], []
+    # any / all over the switches' parts: each distinct (tier side, part) once.
+    up_ids, out_ids = {}, {}
     for l in fabric.links:
         for end in (l.a, l.b):
             it = items[end]
             if it.kind != "switch":
                 continue
-            part = catalog.get(it.part)
-            (up_switches if l.tier == SCALE_UP else out_switches).append(part)
+            (up_ids if l.tier == SCALE_UP else out_ids)[it.part] = None
+    up_switches = [catalog.get(p) for p in up_ids]
+    out_switches = [catalog.get(p) for p in out_ids]
     fabric.nvls = bool(up_switches) and any(p is not None and p.get("in_network_reduction") == "nvls" for p in up_switches) \
         and settings.get("nvls", True) is not False
     fabric.sharp = bool(out_switches) and all(p is not None and p.get("in_network_reduction") == "sharp" for p in out_switches) \
@@ -382,23 +445,27 @@ def _torus(fabric: Fabric) -> None:
 
 def _switch_levels(fabric: Fabric) -> dict[str, float]:
     """Distance of every item from the nearest accelerator in hops (pass-through switches: 0)."""
-    items, catalog = fabric.design.items, fabric.catalog
+    items = fabric.design.items
     nb = _neighbours(fabric)
     dist = {a.id: 0.0 for a in fabric.accelerators}
     heap = [(0.0, a.id) for a in fabric.accelerators]
+    weights: dict[str, float] = {}
+    pop, push, get, inf, empty = heapq.heappop, heapq.heappush, dist.get, np.inf, ()
     while heap:
-        d, node = heapq.heappop(heap)
-        if d > dist.get(node, np.inf):
+        d, node = pop(heap)
+        if d > get(node, inf):
             continue
-        for l, other, _ in nb.get(node, []):
-            part = catalog.get(items[other].part)
-            w = 0.0 if (items[other].kind == "switch" and is_passthrough(part)) else 1.0
-            if items[other].kind == "nic":
-                w = 0.0  # a NIC is the accelerator's port, not a hop
+        for _, other, _ in nb.get(node, empty):
+            w = weights.get(other)
+            if w is None:
+                it = items[other]
+                # A NIC is the accelerator's port, not a hop; nor is a pass-through switch.
+                w = weights[other] = 0.0 if it.kind == "nic" or (
+                    it.kind == "switch" and _passthrough_item(fabric, it)) else 1.0
             nd = d + w
-            if nd < dist.get(other, np.inf):
+            if nd < get(other, inf):
                 dist[other] = nd
-                heapq.heappush(heap, (nd, other))
+                push(heap, (nd, other))
     return dist
 
 
@@ -408,51 +475,66 @@ def _hops(fabric: Fabric, tiers: tuple[str, ...]) -> float | None:
 
     Between accelerators in different copies of a replicated group a path must leave the group:
     the hop count is twice the distance to the nearest item outside it."""
-    items, catalog = fabric.design.items, fabric.catalog
-    nb = _neighbours(fabric)
+    items = fabric.design.items
 
-    def link_cost(l: LinkInfo) -> float:
-        if l.tier == HOST:
-            return 0.0
-        for end in (l.a, l.b):
-            it = items[end]
-            if it.kind == "switch" and is_passthrough(catalog.get(it.part)):
-                return 0.5
-        return 1.0
-
-    costs = fabric.__dict__.get("_hop_costs")
-    if costs is None:
-        costs = fabric.__dict__["_hop_costs"] = [link_cost(l) for l in fabric.links]
-
-    def cost(l: LinkInfo) -> float:
-        return costs[l.index]
-
+    adjacency = fabric.__dict__.get("_hop_adjacency")
+    if adjacency is None:
+        # item → [(tier, other end, cost in half hops)], in the order of _neighbours. A link costs
+        # 0 on the GPU↔NIC path, ½ to a pass-through circuit switch, else 1: in half hops 0, 1, 2.
+        adjacency = fabric.__dict__["_hop_adjacency"] = {}
+        circuit: dict[str, bool] = {}
+        for l in fabric.links:
+            if l.tier == HOST:
+                c = 0
+            else:
+                c = 2
+                for end in (l.a, l.b):
+                    hit = circuit.get(end)
+                    if hit is None:
+                        it = items[end]
+                        hit = circuit[end] = it.kind == "switch" and _passthrough_item(fabric, it)
+                    if hit:
+                        c = 1
+                        break
+            adjacency.setdefault(l.a, []).append((l.tier, l.b, c))
+            adjacency.setdefault(l.b, []).append((l.tier, l.a, c))
+    allowed = set(tiers) | ({HOST} if SCALE_OUT in tiers else set())
     rep = fabric.rep
-    dist = {rep: 0.0}
-    heap = [(0.0, rep)]
-    while heap:
-        d, node = heapq.heappop(heap)
-        if d > dist[node]:
-            continue
-        for l, other, _ in nb.get(node, []):
-            if l.tier not in tiers and not (l.tier == HOST and SCALE_OUT in tiers):
+    # Shortest paths in half hops with a bucket queue (Dial's algorithm): the same distances as
+    # Dijkstra's, without a heap.
+    halves = {rep: 0}
+    buckets = [[rep]]
+    get, empty, big = halves.get, (), 1 << 60
+    k = 0
+    while k < len(buckets):
+        bucket = buckets[k]
+        for node in bucket:  # grows while scanned through zero-cost links
+            if halves[node] != k:
                 continue
-            nd = d + cost(l)
-            if nd < dist.get(other, np.inf):
-                dist[other] = nd
-                heapq.heappush(heap, (nd, other))
-    best, reached = 0.0, False
+            for tier, other, c in adjacency.get(node, empty):
+                if tier not in allowed:
+                    continue
+                nd = k + c
+                if nd < get(other, big):
+                    halves[other] = nd
+                    while len(buckets) <= nd:
+                        buckets.append([])
+                    buckets[nd].append(other)
+        k += 1
+    best, reached = 0, False
     for a in fabric.accelerators:
-        if a.id != rep and a.id in dist:
-            best, reached = max(best, dist[a.id]), True
-    ancestors = {i: set(x.id for x in fabric.design.ancestors(i)) | {i} for i in dist}
-    for g in [x.id for x in fabric.design.ancestors(rep)]:
+        if a.id != rep and a.id in halves:
+            best, reached = max(best, halves[a.id]), True
+    chains = _chains(fabric)
+    for g in chains[rep][1:]:
         if items[g].count <= 1:
             continue
-        outside = [d for i, d in dist.items() if g not in ancestors[i] and items[i].kind != "accelerator"]
-        if outside:
-            best, reached = max(best, 2 * min(outside)), True
-    return rounded(best) if reached else None
+        # The nearest non-accelerator outside the group: buckets in order of distance.
+        nearest = next((h for h, bucket in enumerate(buckets) for i in bucket
+                        if halves[i] == h and g not in chains[i] and items[i].kind != "accelerator"), None)
+        if nearest is not None:
+            best, reached = max(best, 2 * nearest), True
+    return rounded(best / 2) if reached else None
 
 
 def network_summary(fabric: Fabric) -> dict:
@@ -513,20 +595,24 @@ def network_summary(fabric: Fabric) -> dict:
 
 
 def _oversubscription(fabric: Fabric, levels: dict) -> list[dict]:
-    items, catalog = fabric.design.items, fabric.catalog
+    items = fabric.design.items
     nb = _neighbours(fabric)
     per_level: dict[int, dict] = {}
+    level_of, inf, empty = levels.get, np.inf, ()
     for item_id, level in levels.items():
         it = items[item_id]
-        if it.kind != "switch" or is_passthrough(catalog.get(it.part)):
+        if it.kind != "switch" or _passthrough_item(fabric, it):
             continue
         down = up = 0.0
         seen = set()
-        for l, other, deg in nb.get(item_id, ()):
-            if l.tier != SCALE_OUT or l.index in seen:
+        for l, other, deg in nb.get(item_id, empty):
+            if l.tier != SCALE_OUT:
                 continue
-            seen.add(l.index)
-            other_level = levels.get(other, np.inf)
+            index = l.index
+            if index in seen:
+                continue
+            seen.add(index)
+            other_level = level_of(other, inf)
             if other_level < level or items[other].kind == "nic":
                 down += deg * l.cap
             elif other_level > level:

@@ -19,12 +19,28 @@ def rounded(value: float | None, digits: int = 6) -> float | None:
     return float(f"{value:.{digits}g}") if value else 0.0
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
 def freeze(value: Any) -> Any:
+    # Plain values are returned in place without a call per value: utilization sections hold
+    # thousands of small records.
+    kind = type(value)
+    if kind is dict:
+        return MappingProxyType({k: v if type(v) in _PLAIN else freeze(v) for k, v in value.items()})
+    if kind is list:
+        return tuple([v if type(v) in _PLAIN else freeze(v) for v in value])
     if isinstance(value, dict):
         return MappingProxyType({k: freeze(v) for k, v in value.items()})
     if isinstance(value, list):
         return tuple(freeze(v) for v in value)
     return value
+
+
+def freeze_owned(records: list) -> tuple:
+    """`freeze` of a list of flat dicts of plain values (str, int, float, bool, None) that nothing
+    else holds, such as fresh per-link records: wraps them read-only in place instead of copying."""
+    return tuple(map(MappingProxyType, records))
 
 
 def thaw(value: Any) -> Any:

@@ -336,11 +336,22 @@ def _utilization(fabric: Fabric, result: dict, phases: dict) -> dict:
 
 
 def link_phase(fabric: Fabric, name: str, util: dict) -> dict:
+    rows = fabric.__dict__.get("_phase_rows")
+    if rows is None:
+        rows = fabric.__dict__["_phase_rows"] = [(info.index, info.id, info.tier, info.instances) for info in fabric.links]
     links = []
     tiers: dict[str, list] = {"scale-up": [], "scale-out": [], "host": []}
-    for info in fabric.links:
-        u = rounded(min(1.0, util.get(info.index, 0.0)))
-        links.append({"link": info.id, "tier": info.tier, "utilization": u, "copies": info.instances})
-        tiers.setdefault(info.tier, []).append(u)
+    memo: dict = {}  # utilization → its rounded figure (most links share a handful of values)
+    get = util.get
+    append = links.append
+    for index, link_id, tier_name, instances in rows:
+        raw = get(index, 0.0)
+        u = memo.get(raw)
+        if u is None:
+            u = memo[raw] = rounded(min(1.0, raw))
+        append({"link": link_id, "tier": tier_name, "utilization": u, "copies": instances})
+        tier = tiers.get(tier_name)
+        if tier is None:
+            tier = tiers[tier_name] = []
+        tier.append(u)
     return {"phase": name, "links": links, "tiers": tiers}
-

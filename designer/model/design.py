@@ -11,6 +11,7 @@ mesh is drawn as one line). The engine works on this hierarchy and never needs o
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from dataclasses import dataclass, field, replace
@@ -144,6 +145,65 @@ class Design:
 
         above = self.multiplicity(lca) if lca is not None else 1
         return LinkCopies(a_side=copies_below(chain_a), b_side=copies_below(chain_b), context=above)
+
+    def chains(self) -> dict[str, tuple[str, ...]]:
+        """Every item's id followed by its ancestors' ids (parent first, root last), computed in
+        one pass: `chains()[i][1:]` are the ids of `ancestors(i)`."""
+        items = self.items
+        out: dict[str, tuple[str, ...]] = {}
+        for item_id in items:
+            if item_id in out:
+                continue
+            path = []
+            cur = item_id
+            while cur is not None and cur not in out:
+                path.append(cur)
+                cur = items[cur].parent
+            tail = out[cur] if cur is not None else ()
+            for i in reversed(path):
+                tail = (i,) + tail
+                out[i] = tail
+        return out
+
+    def all_link_copies(self, chains: dict[str, tuple[str, ...]] | None = None,
+                        skip_unknown_ends: bool = False) -> dict[str, "LinkCopies"]:
+        """`link_copies(link)` of every link by id, from one set of parent chains (`chains()`).
+        A link to an unknown item raises as `link_copies` does, or is left out with
+        `skip_unknown_ends`."""
+        chains = chains if chains is not None else self.chains()
+        items = self.items
+        mult: dict[str, int] = {}
+
+        def multiplicity(item_id: str) -> int:
+            hit = mult.get(item_id)
+            if hit is None:
+                chain = chains[item_id]
+                hit = items[item_id].count * (multiplicity(chain[1]) if len(chain) > 1 else 1)
+                mult[item_id] = hit
+            return hit
+
+        out: dict[str, LinkCopies] = {}
+        shared: dict[tuple, LinkCopies] = {}  # LinkCopies are immutable values: one per distinct figure
+        for link in self.links.values():
+            ca, cb = chains.get(link.a), chains.get(link.b)
+            if ca is None or cb is None:
+                if not skip_unknown_ends:
+                    out[link.id] = self.link_copies(link)
+                continue
+            i, j = len(ca) - 1, len(cb) - 1
+            while i >= 0 and j >= 0 and ca[i] == cb[j]:
+                i -= 1
+                j -= 1
+            # Copies below the common ancestor: the ends' multiplicities over its own.
+            context = multiplicity(ca[i + 1]) if i + 1 < len(ca) else 1
+            a_side = multiplicity(link.a) // context
+            b_side = multiplicity(link.b) // context
+            key = (a_side, b_side, context)
+            value = shared.get(key)
+            if value is None:
+                value = shared[key] = LinkCopies(a_side=a_side, b_side=b_side, context=context)
+            out[link.id] = value
+        return out
 
     def graph(self) -> nx.MultiGraph:
         """The design as drawn: one node per item, one edge per link (key = link id)."""
@@ -361,7 +421,12 @@ def _copy_name(item_id: str, path: tuple[int, ...]) -> str:
 
 
 def _topology_key(item: Item) -> tuple:
-    digits = re.findall(r"\d+|\D+", item.id)
+    return _natural_key(item.id)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _natural_key(item_id: str) -> tuple:
+    digits = re.findall(r"\d+|\D+", item_id)
     natural = tuple((0, int(d)) if d.isdigit() else (1, d) for d in digits)
     return natural
 

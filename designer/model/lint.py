@@ -21,11 +21,12 @@ class Finding:
         return {"severity": self.severity, "item": self.item, "message": self.message}
 
 
-def lint(design: Design, catalog: Catalog) -> list[Finding]:
+def lint(design: Design, catalog: Catalog, link_copies: dict | None = None) -> list[Finding]:
+    """`link_copies`: `design.all_link_copies()` if the caller already has it."""
     findings: list[Finding] = []
     findings += _unknown_parts(design, catalog)
     findings += _link_media(design, catalog)
-    findings += _switch_ports(design, catalog)
+    findings += _switch_ports(design, catalog, link_copies)
     findings += _server_slots(design, catalog)
     findings += _rack_budgets(design, catalog)
     findings += _unreachable_accelerators(design, catalog)
@@ -48,6 +49,7 @@ def _unknown_parts(design: Design, catalog: Catalog) -> list[Finding]:
 
 def _link_media(design: Design, catalog: Catalog) -> list[Finding]:
     out = []
+    supports: dict[tuple, bool] = {}  # (part id, medium id) → whether the part takes the medium
     for link in design.links.values():
         medium = catalog.get(link.medium)
         if medium is None or medium.kind != "medium":
@@ -55,8 +57,13 @@ def _link_media(design: Design, catalog: Catalog) -> list[Finding]:
             continue
         for end in (link.a, link.b):
             item = design.items[end]
-            part = catalog.get(item.part)
-            if part is not None and link.medium not in part.media:
+            key = (item.part, link.medium)
+            ok = supports.get(key)
+            if ok is None:
+                part = catalog.get(item.part)
+                ok = supports[key] = part is None or link.medium in part.media
+            if not ok:
+                part = catalog.get(item.part)
                 supported = ", ".join(part.media) or "none"
                 out.append(Finding(ERROR, link.id,
                                    f"link {link.id}: {item.label} ({part.name}) does not support {medium.name}; it supports {supported}"))
@@ -77,10 +84,12 @@ def ports_used(design: Design, switch_id: str, catalog: Catalog, links: list[Lin
     return used
 
 
-def _switch_ports(design: Design, catalog: Catalog) -> list[Finding]:
+def _switch_ports(design: Design, catalog: Catalog, copies: dict | None = None) -> list[Finding]:
     out = []
     by_item: dict[str, list[Link]] = {}
-    copies = {link.id: design.link_copies(link) for link in design.links.values()}
+    if copies is None:
+        copies = design.all_link_copies()
+    network: dict[str, bool] = {}
     for link in design.links.values():
         by_item.setdefault(link.a, []).append(link)
         by_item.setdefault(link.b, []).append(link)
@@ -91,13 +100,27 @@ def _switch_ports(design: Design, catalog: Catalog) -> list[Finding]:
         ports = int(part.number("ports"))
         if item.kind == "nic":
             # A NIC's host link does not take a network port.
-            links = [l for l in by_item.get(item.id, []) if catalog.get(l.medium) and catalog[l.medium].get("family") not in ("pcie",)]
+            links = [l for l in by_item.get(item.id, []) if _network_medium(catalog, l.medium, network)]
         else:
             links = by_item.get(item.id, [])
-        used = ports_used(design, item.id, catalog, links, copies)
+        # ports_used(design, item.id, catalog, links, copies), with the part already at hand
+        port_lanes = max(1, int(part.number("port_lanes", 1)))
+        used = 0
+        for link in links:
+            replication = copies[link.id]
+            used += -(-link.lanes // port_lanes) * (replication.b_side if link.a == item.id else replication.a_side)
         if used > ports:
             out.append(Finding(ERROR, item.id, f"{item.label} ({part.name}) needs {used} ports for its links but has {ports}"))
     return out
+
+
+def _network_medium(catalog: Catalog, medium_id: str, memo: dict) -> bool:
+    """A catalogued medium that is not a host bus (PCIe), once per medium."""
+    hit = memo.get(medium_id)
+    if hit is None:
+        medium = catalog.get(medium_id)
+        hit = memo[medium_id] = bool(medium) and medium.get("family") not in ("pcie",)
+    return hit
 
 
 def _server_slots(design: Design, catalog: Catalog) -> list[Finding]:
@@ -149,14 +172,10 @@ def _unreachable_accelerators(design: Design, catalog: Catalog) -> list[Finding]
     accelerators = [i for i in design.items.values() if i.kind == "accelerator"]
     if sum(design.multiplicity(a.id) for a in accelerators) <= 1:
         return []
-    graph = design.graph()
     # Copies of one drawn accelerator reach each other only through something outside their
     # group; a link to anything outside the group is enough, since the copies share it.
-    components = {}
-    for index, component in enumerate(_components(graph)):
-        for node in component:
-            components[node] = index
-    reached = [a for a in accelerators if graph.degree(a.id) > 0]
+    components, linked = _components(design)
+    reached = [a for a in accelerators if a.id in linked]
     if not reached:
         return [Finding(WARNING, a.id, f"{a.label} has no link to any other part") for a in accelerators[:50]]
     main = max({components[a.id] for a in reached}, key=lambda c: sum(1 for a in accelerators if components[a.id] == c))
@@ -168,7 +187,28 @@ def _unreachable_accelerators(design: Design, catalog: Catalog) -> list[Finding]
     return out
 
 
-def _components(graph):
-    import networkx as nx
-
-    return nx.connected_components(graph)
+def _components(design: Design) -> tuple[dict[str, int], set[str]]:
+    """(node → index of its connected component, nodes with a link) of the drawn graph
+    (`design.graph()`), components numbered in the order `networkx.connected_components` yields
+    them: by their first node in the graph's node order (items, then unknown link ends)."""
+    nodes: dict[str, None] = dict.fromkeys(design.items)
+    adjacent: dict[str, list[str]] = {}
+    for link in design.links.values():
+        nodes.setdefault(link.a)
+        nodes.setdefault(link.b)
+        adjacent.setdefault(link.a, []).append(link.b)
+        adjacent.setdefault(link.b, []).append(link.a)
+    components: dict[str, int] = {}
+    index = 0
+    for node in nodes:
+        if node in components:
+            continue
+        components[node] = index
+        stack = [node]
+        while stack:
+            for other in adjacent.get(stack.pop(), ()):
+                if other not in components:
+                    components[other] = index
+                    stack.append(other)
+        index += 1
+    return components, set(adjacent)
