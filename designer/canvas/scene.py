@@ -38,7 +38,6 @@ class DesignScene(QGraphicsScene):
         self.detail = True  # text shown (off when zoomed out too far to read it)
         self._looks: set = set()  # items drawn with the selection look
         self._alt_held = False
-        self._moving_links: set[str] | None = None
         self.utilization: dict[str, float] = {}
         self.bottleneck: str | None = None
         # Asked when a link could use several media; tests replace it. (options) -> choice or None
@@ -109,7 +108,7 @@ class DesignScene(QGraphicsScene):
 
     def _run_build(self, generation: int, deadline: float | None) -> None:
         if generation != self._build_generation or not self.building:
-            return  # a newer rebuild took over, or finish_building() completed this one
+            return  # a newer rebuild took over
         started = time.perf_counter()
         was, self.syncing = self.syncing, True
         try:
@@ -128,11 +127,6 @@ class DesignScene(QGraphicsScene):
         else:
             # The first paint of a big scene is a long step of its own: give it its own turn.
             QTimer.singleShot(NEXT_TURN_MS, lambda: generation == self._build_generation and self._hold_painting(False))
-
-    def finish_building(self) -> None:
-        """Complete a sliced build now (for callers that need every item at once)."""
-        if self.building:
-            self._run_build(self._build_generation, deadline=None)
 
     def _depth(self, node: NodeItem) -> int:
         depth, parent = 0, node.parentItem()

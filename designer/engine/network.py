@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import numpy as np
 
@@ -97,7 +96,6 @@ class Fabric:
     out_eff: float = 0.0  # per-GPU scale-out injection, achieved (NIC measured figure or raw × efficiency)
     out_links: list[int] = field(default_factory=list)  # the links that bound it (host or NIC uplinks)
     domain_size: int = 1
-    domain_item: str | None = None
     direct_connect: bool = False  # scale-up links join accelerators directly (mesh / torus)
     nvls: bool = False
     sharp: bool = False
@@ -105,13 +103,6 @@ class Fabric:
     torus_link_cap: float = 0.0
 
     # -- helpers -----------------------------------------------------------------------------
-    def link_eff(self, info: LinkInfo) -> float:
-        return info.cap * (cal.SCALE_UP_RING_EFFICIENCY if info.tier == SCALE_UP else cal.NET_EFFICIENCY)
-
-    @cached_property
-    def by_id(self) -> dict:
-        return {l.id: l for l in self.links}
-
     def boundary_for(self, n: int, stride: int = 1) -> list[tuple[Boundary, int]]:
         """(boundary, ranks of the communicator in one copy) for boundaries above the accelerator."""
         out = []
@@ -347,7 +338,6 @@ def _domain(fabric: Fabric, chain) -> None:
     if scope is not None and any(
             items[i].kind == "switch" and scope not in chain(i) for i in seen):
         scope = None
-    fabric.domain_item = scope
     if len(seen) == 1:
         fabric.domain_size = 1
     else:

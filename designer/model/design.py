@@ -15,7 +15,7 @@ import functools
 import itertools
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 import networkx as nx
 
@@ -213,17 +213,6 @@ class Design:
         for link in self.links.values():
             graph.add_edge(link.a, link.b, key=link.id, link=link)
         return graph
-
-    def containment_tree(self) -> nx.DiGraph:
-        tree = nx.DiGraph()
-        for item in self.items.values():
-            tree.add_node(item.id)
-            if item.parent is not None:
-                tree.add_edge(item.parent, item.id)
-        return tree
-
-    def total_copies(self, kind: str) -> int:
-        return sum(self.multiplicity(i.id) for i in self.items.values() if i.kind == kind)
 
     def ordered_items(self) -> list[Item]:
         """Items in topology order: depth first through containment, siblings in natural id order."""
@@ -437,10 +426,3 @@ def _deep_copy(value: Any) -> Any:
     if isinstance(value, list):
         return [_deep_copy(v) for v in value]
     return value
-
-
-def iter_hardware(design: Design, kind: str) -> Iterator[tuple[Item, int]]:
-    """(item, copies) for every item of a kind."""
-    for item in design.items.values():
-        if item.kind == kind:
-            yield item, design.multiplicity(item.id)

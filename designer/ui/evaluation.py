@@ -12,7 +12,6 @@ up is skipped without evaluating (cheap cancellation: the engine itself is not i
 
 from __future__ import annotations
 
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -56,10 +55,8 @@ class EvaluationScheduler(QObject):
         self._generation = 0  # bumped on each submission; read by the worker to skip stale jobs
         self._in_flight = 0  # jobs submitted and not yet reported back
         self._last_duration_s: float | None = None
-        self._last_generation_done = 0
         self._closed = False
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cluster-designer-eval")
-        self._worker_ident: int | None = None
         self._relay = _Relay()  # no parent: outlives the scheduler's children teardown safely
         self._relay.done.connect(self._on_done, Qt.ConnectionType.QueuedConnection)
         self._relay.error.connect(self._on_error, Qt.ConnectionType.QueuedConnection)
@@ -74,15 +71,9 @@ class EvaluationScheduler(QObject):
     def debounce_ms(self) -> int:
         return self._timer.interval()
 
-    def set_debounce_ms(self, ms: int) -> None:
-        self._timer.setInterval(max(0, int(ms)))
-
     @property
     def catalog(self) -> Any:
         return self._catalog
-
-    def set_catalog(self, catalog: Any) -> None:
-        self._catalog = catalog
 
     @property
     def generation(self) -> int:
@@ -115,12 +106,6 @@ class EvaluationScheduler(QObject):
         self._timer.stop()
         self._submit()
 
-    def cancel(self) -> None:
-        """Drop the queued request and any result still to come."""
-        self._timer.stop()
-        self._pending = None
-        self._generation += 1  # everything in flight is now stale
-
     def wait_idle(self, timeout_ms: int = 30_000) -> bool:
         """Process events until no request is pending and no job is running (tests, screenshot
         mode). Returns False on timeout."""
@@ -152,10 +137,6 @@ class EvaluationScheduler(QObject):
                 thread.join(max(0.0, deadline - time.monotonic()))
         self._in_flight = 0
 
-    @property
-    def is_shut_down(self) -> bool:
-        return self._closed
-
     # -- internals ---------------------------------------------------------------------------
 
     def _submit(self) -> None:
@@ -175,7 +156,6 @@ class EvaluationScheduler(QObject):
 
     def _run(self, snapshot: Any, workload: dict | None, generation: int, catalog: Any) -> None:
         """On the worker thread. Never touches widgets; reports back through the relay."""
-        self._worker_ident = threading.get_ident()
         relay = self._relay
         try:
             if generation != self._generation:  # superseded while queued: skip the work
@@ -183,7 +163,7 @@ class EvaluationScheduler(QObject):
                 return
             t0 = time.perf_counter()
             try:
-                result = globals()["evaluate"](snapshot, catalog, workload)
+                result = evaluate(snapshot, catalog, workload)
             except Exception as exc:  # noqa: BLE001 - every engine failure is reported, not raised
                 message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 relay.error.emit(generation, message, time.perf_counter() - t0)
@@ -203,7 +183,6 @@ class EvaluationScheduler(QObject):
         if not self._is_current(generation):
             return
         self._last_duration_s = seconds
-        self._last_generation_done = generation
         self.finished.emit(generation, result)
 
     def _on_error(self, generation: int, message: str, seconds: float) -> None:
@@ -211,7 +190,6 @@ class EvaluationScheduler(QObject):
         if not self._is_current(generation):
             return
         self._last_duration_s = seconds
-        self._last_generation_done = generation
         self.failed.emit(generation, message)
 
     def _on_skipped(self, generation: int) -> None:

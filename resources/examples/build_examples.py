@@ -28,16 +28,15 @@ H100_RACK = ("Racks: 4 servers per 42U rack provisioned for 40.8 kW, NVIDIA's gu
              "(hardware.md); the switches' racks are not drawn.")
 
 
-def _switch_for(catalog: Catalog, nic: str) -> str | None:
-    """A rack-mounted catalogued switch that shares a network medium with this NIC, if there is one
-    (the NIC's own medium first, then the Ethernet it runs on underneath)."""
+def _switch_for(catalog: Catalog, nic: str) -> str:
+    """The highest-radix rack-mounted switch sharing a network medium with this NIC (the NIC's own
+    medium first, then the Ethernet it runs on underneath): the flattest stand-in fabric."""
     network = [m for m in catalog[nic].media if catalog[m].get("family") not in ("pcie",)]
     for medium in network:
-        # The highest-radix switch first: it builds the flattest fabric.
         for part in sorted(catalog.of_kind("switch"), key=lambda p: (-p.number("ports"), p.id)):
             if medium in part.media and part.number("height_u") > 0:
                 return part.id
-    return None
+    raise SystemExit(f"no catalogued switch speaks any of {', '.join(network)} (the media of {nic})")
 
 
 def _replicate(design: Design, server_id: str, count: int, per_rack: int, rack: str) -> Design:
@@ -202,20 +201,11 @@ def google_tpu_v4_pod(catalog: Catalog) -> Design:
 
 def google_a3(catalog: Catalog) -> Design:
     switch = _switch_for(catalog, "ipu-200g")
-    note = ""
-    if switch:
-        d = generate("rail-fat-tree", catalog, platform="hgx-h100", nic="ipu-200g", nics_per_node=8, nodes=3250,
-                     nodes_per_su=25, switch=switch, rack="rack-48u", servers_per_rack=5)
-        note = (f"Google's Jupiter data-centre fabric is not public or catalogued; the scale-out network is drawn "
-                f"as a rail-optimized, non-blocking fabric of {catalog[switch].name} switches running their "
-                "ports at the IPU's 200 GbE, as a stand-in with the same per-GPU bandwidth.")
-    else:
-        d = _replicate(generate("server", catalog, platform="hgx-h100", nic="ipu-200g", nics_per_node=8),
-                       "node", 3250, 5, "rack-48u")
-        note = ("The catalogue has no switch for the IPU's 200 Gb/s network (Google's Jupiter data-centre "
-                "fabric is not catalogued), so the scale-out network is NOT drawn: each server's 8 IPUs are "
-                "there, unconnected. Re-running build_examples.py draws a rail-optimized fabric once a "
-                "switch that speaks the 'ipu' medium is catalogued.")
+    d = generate("rail-fat-tree", catalog, platform="hgx-h100", nic="ipu-200g", nics_per_node=8, nodes=3250,
+                 nodes_per_su=25, switch=switch, rack="rack-48u", servers_per_rack=5)
+    note = (f"Google's Jupiter data-centre fabric is not public or catalogued; the scale-out network is drawn "
+            f"as a rail-optimized, non-blocking fabric of {catalog[switch].name} switches running their "
+            "ports at the IPU's 200 GbE, as a stand-in with the same per-GPU bandwidth.")
     return _describe(
         d, "Google Cloud A3 supercomputer",
         """Google Cloud's A3 supercomputer: about 26,000 H100 in 3,250 A3 VMs of 8 H100 on
@@ -281,20 +271,11 @@ def meta_rsc_phase2(catalog: Catalog) -> Design:
 
 def aws_p5_ultracluster(catalog: Catalog) -> Design:
     switch = _switch_for(catalog, "efa-v2")
-    note = ""
-    if switch:
-        d = generate("rail-fat-tree", catalog, platform="hgx-h100", nic="efa-v2", nics_per_node=32, nodes=2500,
-                     nodes_per_su=25, switch=switch, rack="rack-42u-superpod", servers_per_rack=4)
-        note = (f"AWS's UltraCluster switches are not public or catalogued; the scale-out network is drawn as a "
-                f"rail-optimized, non-blocking fabric of {catalog[switch].name} switches running their ports at "
-                "EFA's 100 GbE, as a stand-in with the same 3,200 Gb/s per instance.")
-    else:
-        d = _replicate(generate("server", catalog, platform="hgx-h100", nic="efa-v2", nics_per_node=32),
-                       "node", 2500, 4, "rack-42u-superpod")
-        note = ("The catalogue has no switch for EFA (AWS's UltraCluster network switches are not public or "
-                "catalogued), so the scale-out network is NOT drawn: each instance's 32 EFA cards are there, "
-                "unconnected. Re-running build_examples.py draws the fabric once a switch that speaks the "
-                "'efa' medium is catalogued.")
+    d = generate("rail-fat-tree", catalog, platform="hgx-h100", nic="efa-v2", nics_per_node=32, nodes=2500,
+                 nodes_per_su=25, switch=switch, rack="rack-42u-superpod", servers_per_rack=4)
+    note = (f"AWS's UltraCluster switches are not public or catalogued; the scale-out network is drawn as a "
+            f"rail-optimized, non-blocking fabric of {catalog[switch].name} switches running their ports at "
+            "EFA's 100 GbE, as a stand-in with the same 3,200 Gb/s per instance.")
     return _describe(
         d, "AWS EC2 P5 UltraCluster (20,000 H100)",
         """An EC2 UltraCluster of 2,500 p5.48xlarge instances: 8 H100 each on NVSwitch, 32 EFA
