@@ -9,16 +9,6 @@ from PySide6.QtWidgets import QApplication
 from designer import cli
 
 EXAMPLES = cli.example_paths()
-# Known gap, left open on the examples issue: Dojo (3,130 drawn items, 5,890 links) opens with a
-# worst UI pause of 50–60 ms on an idle machine but 110–125 ms in some full-suite runs.
-KNOWN_STALLS = {"tesla-dojo-exapod": "worst UI pause 50–125 ms opening Dojo's 3,130 drawn items; not yet "
-                                     "reliably under 100 ms"}
-
-
-def _example_param(path):
-    name = path.name.split(".")[0]
-    marks = [pytest.mark.xfail(reason=KNOWN_STALLS[name], strict=False)] if name in KNOWN_STALLS else []
-    return pytest.param(path, id=name, marks=marks)
 
 
 class Heartbeat:
@@ -66,7 +56,7 @@ def _spin(seconds: float) -> None:
         QApplication.processEvents()
 
 
-@pytest.mark.parametrize("path", [_example_param(p) for p in EXAMPLES])
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name.split(".")[0] for p in EXAMPLES])
 def test_example_opens_evaluates_and_renders_without_a_stall(gallery_window, path):
     """From the click that opens it to the last tab redrawn: reading the file (on a helper
     thread), building the canvas, evaluating, the results and the link overlay."""

@@ -10,7 +10,8 @@ import math
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsLineItem, QGraphicsPathItem, QGraphicsSimpleTextItem
+from PySide6.QtWidgets import (QGraphicsItem, QGraphicsLineItem, QGraphicsPathItem, QGraphicsScene,
+                               QGraphicsSimpleTextItem)
 
 GRID = 20
 LEAF_W, LEAF_H = 64, 40
@@ -62,6 +63,26 @@ def _rounded(rect: QRectF, radius: float = 5.0) -> QPainterPath:
     return path
 
 
+_factory: QGraphicsScene | None = None
+
+
+def _plain_child(parent: QGraphicsItem, text: bool) -> QGraphicsItem:
+    """A text (or path) child made by Qt itself rather than by Python.
+
+    An item constructed from Python is a PySide wrapper: the first time Qt calls one of its
+    virtual methods (paint, when it is first drawn) the wrapper takes Python's GIL to look for an
+    override. While the evaluation thread holds the GIL, thousands of such first calls stall the
+    UI thread for as long as the evaluation runs. Items that Qt creates have no wrapper and never
+    take the GIL, so the children with no Python behaviour of their own are made that way."""
+    global _factory
+    if _factory is None:
+        _factory = QGraphicsScene()
+    child = _factory.addSimpleText("") if text else _factory.addPath(QPainterPath())
+    _factory.removeItem(child)  # first: setParentItem() across two scenes segfaults
+    child.setParentItem(parent)
+    return child
+
+
 _NODE_FLAGS = QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
 
 
@@ -86,18 +107,21 @@ class NodeItem(QGraphicsPathItem):
         self.setPen(_GROUP_PEN if kind == "group" else _PENS[kind])
         if not self.container:
             self.setZValue(1)
-        self._title = QGraphicsSimpleTextItem(self)
+        self._title = _plain_child(self, text=True)
         self._title.setFont(font("header" if self.container else "leaf"))
         self._title.setBrush(_TEXT_BRUSH)
         self._sub: QGraphicsSimpleTextItem | None = None
         self._badge: QGraphicsPathItem | None = None
         self._badge_text: QGraphicsSimpleTextItem | None = None
         if not self.container and part_name:
-            self._sub = QGraphicsSimpleTextItem(self)
-            self._sub.setFont(font("leafpart"))
-            self._sub.setBrush(_DIM_TEXT_BRUSH)
+            self._add_part_text()
         self.setPath(_rounded(self._rect))
         self.refresh_text()
+
+    def _add_part_text(self) -> None:
+        self._sub = _plain_child(self, text=True)
+        self._sub.setFont(font("leafpart"))
+        self._sub.setBrush(_DIM_TEXT_BRUSH)
 
     def rect(self) -> QRectF:
         return QRectF(self._rect)
@@ -121,10 +145,10 @@ class NodeItem(QGraphicsPathItem):
                 badge_w = QFontMetricsF(font("badge")).horizontalAdvance(text) + 12
                 box = QRectF(rect.right() - badge_w - 6, rect.top() + 3, badge_w, HEADER_H - 6)
                 if self._badge is None:
-                    self._badge = QGraphicsPathItem(self)
+                    self._badge = _plain_child(self, text=False)
                     self._badge.setBrush(_BADGE_BRUSH)
                     self._badge.setPen(QPen(Qt.PenStyle.NoPen))
-                    self._badge_text = QGraphicsSimpleTextItem(self)
+                    self._badge_text = _plain_child(self, text=True)
                     self._badge_text.setFont(font("badge"))
                     self._badge_text.setBrush(QBrush(QColor("white")))
                 self._badge.setPath(_rounded(box, 7))
@@ -152,9 +176,7 @@ class NodeItem(QGraphicsPathItem):
         if (label, part_name, count) != (self.label, self.part_name, self.count):
             self.label, self.part_name, self.count = label, part_name, count
             if self._sub is None and part_name and not self.container:
-                self._sub = QGraphicsSimpleTextItem(self)
-                self._sub.setFont(font("leafpart"))
-                self._sub.setBrush(_DIM_TEXT_BRUSH)
+                self._add_part_text()
             self.refresh_text()
 
     def set_text_visible(self, visible: bool) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Iterator
 
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QGraphicsScene
 
 from designer.canvas.items import GRID, LEAF_H, LEAF_W, LinkItem, NodeItem, common_ancestor, link_line
@@ -14,7 +15,7 @@ from designer.document.document import Change, Document
 from designer.model.design import ALLOWED_PARENTS, Design, Item
 from designer.model.errors import DesignerError
 from designer.topologies.base import Builder
-from designer.document.turns import NEXT_TURN_MS
+from designer.document.turns import later
 
 PART_MIME = "application/x-cluster-designer-part"
 # A design with more drawn items than this is built over several turns of the event loop, each
@@ -36,6 +37,9 @@ class DesignScene(QGraphicsScene):
         self.links_by_item: dict[str, set[str]] = {}
         self.snap_enabled = True
         self.detail = True  # text shown (off when zoomed out too far to read it)
+        self._detail_generation = 0
+        self._restyle_generation = 0
+        self._painting_held_for: set[str] = set()  # the long jobs that paint once when done
         self._looks: set = set()  # items drawn with the selection look
         self._alt_held = False
         self.utilization: dict[str, float] = {}
@@ -46,6 +50,11 @@ class DesignScene(QGraphicsScene):
         self.setBackgroundBrush(Qt.GlobalColor.white)
         self.building = False
         self._build_generation = 0
+        # New items are painted once on a stage of their own before they join the canvas (see
+        # _join_staged); each waits there with the parent it will join (None: the top level).
+        self._stage = QGraphicsScene(self)
+        self._stage.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
+        self._staged: list[tuple[Any, Any]] = []
         document.changed.connect(self.on_changed)
         self.selectionChanged.connect(self._on_selection_look)
         self.rebuild()
@@ -59,6 +68,10 @@ class DesignScene(QGraphicsScene):
     def rebuild(self) -> None:
         """Mirror the whole design again: at once for small designs, in slices for big ones."""
         self._build_generation += 1
+        # Restyles under way stop: the new items are created in the current style.
+        self._detail_generation += 1
+        self._restyle_generation += 1
+        self._painting_held_for -= {"detail", "overlay"}
         was, self.syncing = self.syncing, True
         try:
             self.clearSelection()
@@ -67,6 +80,8 @@ class DesignScene(QGraphicsScene):
             self.nodes.clear()
             self.link_items.clear()
             self.links_by_item.clear()
+            self._stage.clear()
+            self._staged = []
         finally:
             self.syncing = was
         self._steps = self._build_steps()
@@ -74,7 +89,7 @@ class DesignScene(QGraphicsScene):
         big = len(self.design.items) > BUILD_IN_ONE_GO
         if big:
             # Painting a half-built scene after every slice would cost more than the slice itself.
-            self._hold_painting(True)
+            self._hold_painting("build", True)
         self._run_build(self._build_generation, deadline=BUILD_SLICE_S if big else None)
 
     def _discard_in_slices(self, top_level: list) -> None:
@@ -84,7 +99,7 @@ class DesignScene(QGraphicsScene):
             item.setVisible(False)
         self._doomed = getattr(self, "_doomed", []) + top_level
         if len(self._doomed) == len(top_level):
-            QTimer.singleShot(NEXT_TURN_MS, self._discard_next)
+            later(self._discard_next, self)
 
     def _discard_next(self) -> None:
         started = time.perf_counter()
@@ -93,12 +108,13 @@ class DesignScene(QGraphicsScene):
             self.removeItem(item)
             del item  # the last reference: Qt deletes the item and its children
         if self._doomed:
-            QTimer.singleShot(NEXT_TURN_MS, self._discard_next)
+            later(self._discard_next, self)
 
     def _build_steps(self) -> Iterator[None]:
         for item in self.design.ordered_items():
             self._create_node(item)
             yield
+        self._join_staged()
         for node in sorted(self.nodes.values(), key=self._depth, reverse=True):
             node.fit_to_children()
             yield
@@ -114,19 +130,21 @@ class DesignScene(QGraphicsScene):
         try:
             for _ in self._steps:
                 if deadline is not None and time.perf_counter() - started > deadline:
-                    QTimer.singleShot(NEXT_TURN_MS, lambda: self._run_build(generation, deadline))
+                    self._join_staged()
+                    later(lambda: self._run_build(generation, deadline), self)
                     return
         finally:
             self.syncing = was
+        self._join_staged()
         rect = self.content_rect()
         self.setSceneRect(rect.adjusted(-2000, -2000, 2000, 2000))
         self.building = False
         self.built.emit()
         if deadline is None:
-            self._hold_painting(False)
+            self._hold_painting("build", False)
         else:
             # The first paint of a big scene is a long step of its own: give it its own turn.
-            QTimer.singleShot(NEXT_TURN_MS, lambda: generation == self._build_generation and self._hold_painting(False))
+            later(lambda: generation == self._build_generation and self._hold_painting("build", False), self)
 
     def _depth(self, node: NodeItem) -> int:
         depth, parent = 0, node.parentItem()
@@ -140,16 +158,41 @@ class DesignScene(QGraphicsScene):
 
     def _create_node(self, item: Item) -> NodeItem:
         node = NodeItem(item.id, item.kind, item.label, self._short_part(item), item.count)
-        parent = self.nodes.get(item.parent) if item.parent else None
-        if parent is not None:
-            node.setParentItem(parent)
-        else:
-            self.addItem(node)
         node.setPos(item.x, item.y)
         if not self.detail:
             node.set_text_visible(False)
         self.nodes[item.id] = node
+        self._stage_item(node, self.nodes.get(item.parent) if item.parent else None)
         return node
+
+    def _stage_item(self, item, parent) -> None:
+        self._stage.addItem(item)
+        self._staged.append((item, parent))
+
+    def _join_staged(self) -> None:
+        """Paint the staged items once, into a tiny image, then move them onto the canvas.
+
+        The first time Qt calls paint() on an item made from Python, PySide takes Python's GIL to
+        look for an override (and then remembers there is none). If the view did that first paint,
+        every new item would wait for the GIL while the evaluation thread holds it: thousands of
+        new items would stall the UI for as long as the evaluation runs. Here the UI thread holds
+        the GIL already, so each costs microseconds, and the stage holds only the new items."""
+        if not self._staged:
+            return
+        image = QImage(2, 2, QImage.Format.Format_ARGB32_Premultiplied)
+        painter = QPainter(image)
+        try:
+            self._stage.render(painter, QRectF(image.rect()), self._stage.itemsBoundingRect())
+        finally:
+            painter.end()
+        for item, parent in self._staged:  # in creation order: parents join before their children
+            # Off the stage first: setParentItem() straight across two scenes segfaults (PySide6 6.11).
+            self._stage.removeItem(item)
+            if parent is not None:
+                item.setParentItem(parent)
+            else:
+                self.addItem(item)
+        self._staged = []
 
     def _short_part(self, item: Item) -> str:
         if item.kind == "group":
@@ -191,10 +234,7 @@ class DesignScene(QGraphicsScene):
         # carries the link along with no work.
         lca = common_ancestor(a, b)
         item.set_line(link_line(a, b, lca))
-        if lca is not None:
-            item.setParentItem(lca)
-        else:
-            self.addItem(item)
+        self._stage_item(item, lca)
         self.link_items[link.id] = item
         self.links_by_item.setdefault(link.a, set()).add(link.id)
         self.links_by_item.setdefault(link.b, set()).add(link.id)
@@ -249,6 +289,7 @@ class DesignScene(QGraphicsScene):
                 touched.add(item.id)
                 if item.parent:
                     refit.add(item.parent)
+            self._join_staged()
             for item_id in change.items_changed:
                 item, node = design.items.get(item_id), self.nodes.get(item_id)
                 if item is None or node is None:
@@ -301,6 +342,7 @@ class DesignScene(QGraphicsScene):
                     self._create_link(link)
                 else:
                     self._style_link(item, link)
+            self._join_staged()
             self._update_links_around(touched, self._refit(refit))
             self._grow_scene_rect(touched)
         finally:
@@ -404,13 +446,34 @@ class DesignScene(QGraphicsScene):
             pass
 
     def set_detail(self, on: bool) -> None:
-        if on != self.detail:
-            self.detail = on
-            for node in self.nodes.values():
-                node.set_text_visible(on)
-            for link in self.link_items.values():
-                link.detail = on
-                link.restyle()
+        """Show or hide text (and thin links to hairlines); a big canvas changes over several
+        turns of the event loop and is painted once, when all of it has changed."""
+        if on == self.detail:
+            return
+        self.detail = on
+        self._detail_generation += 1
+        items = [*self.nodes.values(), *self.link_items.values()]
+        if len(items) <= self.RESTYLE_SLICE:
+            self._detail_slice(items, 0, self._detail_generation)
+        else:
+            self._hold_painting("detail", True)
+            generation = self._detail_generation
+            later(lambda: self._detail_slice(items, 0, generation), self)
+
+    def _detail_slice(self, items: list, start: int, generation: int) -> None:
+        if generation != self._detail_generation:
+            return  # the detail changed again; that change covers every item
+        on = self.detail
+        for item in items[start:start + self.RESTYLE_SLICE]:
+            if isinstance(item, NodeItem):
+                item.set_text_visible(on)
+            else:
+                item.detail = on
+                item.restyle()
+        if start + self.RESTYLE_SLICE < len(items):
+            later(lambda: self._detail_slice(items, start + self.RESTYLE_SLICE, generation), self)
+        else:
+            self._hold_painting("detail", False)
 
     def content_rect(self) -> QRectF:
         """The drawn design's extent (containers enclose their contents; links join items)."""
@@ -689,15 +752,24 @@ class DesignScene(QGraphicsScene):
             return
         stale = list(set(self.utilization) | set(util) | ({self.bottleneck, bottleneck} - {None}))
         self.utilization, self.bottleneck = util, bottleneck
-        self._restyle_generation = getattr(self, "_restyle_generation", 0) + 1
+        self._restyle_generation += 1
         if len(stale) > self.RESTYLE_SLICE:
             # Repainting after every slice would redraw the whole canvas each time; paint once.
-            self._hold_painting(True)
-        self._restyle_slice(stale, 0, self._restyle_generation)
+            self._hold_painting("overlay", True)
+            generation = self._restyle_generation
+            later(lambda: self._restyle_slice(stale, 0, generation), self)
+        else:
+            self._restyle_slice(stale, 0, self._restyle_generation)
 
-    def _hold_painting(self, hold: bool) -> None:
+    def _hold_painting(self, job: str, hold: bool) -> None:
+        """Painting a canvas half-way through a long sliced job (a build, a restyle) would cost
+        more than the job; the views paint again once no job holds them."""
+        if hold:
+            self._painting_held_for.add(job)
+        else:
+            self._painting_held_for.discard(job)
         for view in self.views():
-            view.viewport().setUpdatesEnabled(not hold)
+            view.viewport().setUpdatesEnabled(not self._painting_held_for)
 
     RESTYLE_SLICE = 1500
 
@@ -712,10 +784,9 @@ class DesignScene(QGraphicsScene):
                 item.bottleneck = link_id == bottleneck
                 item.restyle()
         if start + self.RESTYLE_SLICE < len(ids):
-            # A real (non-zero) timer, so input and other timers run between slices.
-            QTimer.singleShot(5, lambda: self._restyle_slice(ids, start + self.RESTYLE_SLICE, generation))
-        elif not self.building:
-            self._hold_painting(False)
+            later(lambda: self._restyle_slice(ids, start + self.RESTYLE_SLICE, generation), self)
+        else:
+            self._hold_painting("overlay", False)
 
 
 def utilization_of(result: Any) -> tuple[dict[str, float], str | None]:

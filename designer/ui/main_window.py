@@ -33,7 +33,7 @@ from designer.paths import icons_dir
 from designer.ui.dialogs import ExampleGallery, example_rows, show_about
 from designer.ui.inspector import Inspector
 from designer.ui.palette import Palette
-from designer.document.turns import NEXT_TURN_MS
+from designer.document.turns import later
 
 ITEMS_MIME = "application/x-cluster-designer-items"
 MAX_RECENT = 8
@@ -281,7 +281,7 @@ class MainWindow(QMainWindow):
         if "workload" in change.settings_changed:
             self.results.set_workload(self.workload)
         if change.reset:
-            QTimer.singleShot(NEXT_TURN_MS, self._freeze_long_lived_objects)
+            later(self._freeze_long_lived_objects, self)
         if self.scene.building:
             # The engine thread holds the GIL in turns with this one, and every item the scene
             # takes in calls back through Python: evaluate once the canvas is complete.
@@ -325,7 +325,7 @@ class MainWindow(QMainWindow):
             self.results.set_workload({"training": {"model": result["training"]["model"], "plan": "auto"}})
         self.results.show_result(result)
         # The canvas overlay in its own event-loop turn, so input and timers run in between.
-        QTimer.singleShot(NEXT_TURN_MS, lambda r=result: self._apply_overlay(r))
+        later(lambda r=result: self._apply_overlay(r), self)
         errors = sum(1 for f in result.get("lint", ()) if f["severity"] == "error") if hasattr(result, "get") else 0
         state = f"Evaluated in {self.scheduler.last_duration_s * 1000:,.0f} ms"
         if errors:

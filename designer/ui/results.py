@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QImage, QPainter, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
 )
 
 from designer.engine.summary import format_value, summary_rows
-from designer.document.turns import NEXT_TURN_MS
+from designer.document.turns import later
 
 pg.setConfigOptions(background="w", foreground="k", antialias=True)
 
@@ -263,7 +263,7 @@ class ResultsPanel(QWidget):
         self._stale = set(SECTIONS)
         self._refresh(SECTIONS[self.tabs.currentIndex()])
         self._refresh("lint")
-        QTimer.singleShot(NEXT_TURN_MS, self._refresh_next)
+        later(self._refresh_next, self)
         seconds = _num(getattr(result, "seconds", None))
         self.show_state(f"Evaluated in {_si(seconds, 's')}" if seconds else "Evaluated")
 
@@ -280,7 +280,7 @@ class ResultsPanel(QWidget):
         pending = [name for name in SECTIONS if name in self._stale]
         if pending:
             self._refresh(pending[0])
-            QTimer.singleShot(NEXT_TURN_MS, self._refresh_next)
+            later(self._refresh_next, self)
 
     def _refresh_all(self) -> None:
         for name in SECTIONS:

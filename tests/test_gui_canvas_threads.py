@@ -1,0 +1,140 @@
+"""The canvas stays responsive while another Python thread (the evaluation) is busy, and its long
+jobs (building, restyling, switching text on and off) run a slice per turn of the event loop."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import QApplication, QGraphicsScene
+
+from conftest import gui_catalog
+from designer.canvas.items import NodeItem
+from designer.document import turns
+from designer.model.design import Design, Item, Link
+
+
+def mesh(side: int) -> Design:
+    """A flat side × side mesh of chips, every chip and link drawn."""
+    catalog = gui_catalog()
+    chip, medium = ("tpu-v4", "tpu-ici") if "tpu-v4" in catalog else ("h100-sxm", "nvlink4")
+    design = Design(name="mesh")
+    for i in range(side):
+        for j in range(side):
+            design.add_item(Item(f"c{i}-{j}", "accelerator", name=f"{i},{j}", part=chip, x=j * 80, y=i * 60))
+    for i in range(side):
+        for j in range(side - 1):
+            design.add_link(Link(f"h{i}-{j}", f"c{i}-{j}", f"c{i}-{j + 1}", medium, 1))
+            design.add_link(Link(f"v{j}-{i}", f"c{j}-{i}", f"c{j + 1}-{i}", medium, 1))
+    return design
+
+
+class BusyPythonThread:
+    """Holds Python's GIL in turns with the UI thread, as the evaluation does."""
+
+    def __enter__(self):
+        self.running = True
+        self.thread = threading.Thread(target=self._spin, daemon=True)
+        self.thread.start()
+        return self
+
+    def _spin(self):
+        total = 0
+        while self.running:
+            for i in range(1000):
+                total += i * i
+
+    def __exit__(self, *exc):
+        self.running = False
+        self.thread.join()
+
+
+def test_first_paint_of_a_new_canvas_does_not_wait_for_a_busy_python_thread(make_window, qtbot):
+    """Each item made from Python takes the GIL the first time Qt paints it unless the scene has
+    painted it already. Unpainted, these 2,500 items would wait up to 5 ms each (seconds in all)
+    for the busy thread; painted while built, the view's first paint is one ordinary paint."""
+    window = make_window()
+    window.scheduler.shutdown(timeout_s=10)  # only the busy thread below competes for the GIL
+    window.scene._hold_painting("test", True)
+    window.document.reset(mesh(50), None)
+    qtbot.waitUntil(lambda: not window.scene.building, timeout=60_000)
+    window.view.zoom_to_fit()
+    qtbot.waitUntil(lambda: window.scene._painting_held_for == {"test"}, timeout=10_000)
+    assert len(window.scene.nodes) == 2500 and len(window.scene.link_items) == 4900
+    with BusyPythonThread():
+        window.scene._hold_painting("test", False)
+        window.view.viewport().update()
+        started = time.perf_counter()
+        QApplication.processEvents()
+        first_paint_s = time.perf_counter() - started
+    # A generous bound: an ordinary paint of this canvas takes tens of milliseconds, the unpainted
+    # one several seconds.
+    assert first_paint_s < 1.0, f"first paint took {first_paint_s:.2f} s"
+    # Every item reached the canvas; none was left on the stage.
+    assert all(n.scene() is window.scene for n in window.scene.nodes.values())
+    assert all(link.scene() is window.scene for link in window.scene.link_items.values())
+
+
+def test_text_added_to_an_item_already_on_the_canvas(make_window):
+    """Child text is made by Qt and then moved under its node (the case that crashed when the
+    child moved straight from Qt's scene to the canvas)."""
+    window = make_window()
+    scene = window.scene
+    node = NodeItem("x", "accelerator", "GPU 7")
+    scene.addItem(node)
+    node.set_values("GPU 7", "H100 SXM", 1)
+    texts = [c for c in node.childItems() if hasattr(c, "text")]
+    assert sorted(t.text() for t in texts) == ["GPU 7", "H100 SXM"]
+    assert all(t.scene() is scene for t in texts)
+    scene.removeItem(node)
+
+
+def test_switching_text_off_on_a_big_canvas_runs_in_slices_and_paints_once(make_window, qtbot):
+    window = make_window(mesh(50))
+    scene = window.scene
+    scene.set_detail(True)
+    qtbot.waitUntil(lambda: not scene._painting_held_for, timeout=10_000)
+    painting_while_switching = []
+    beats = []
+    timer = QTimer()
+    timer.setInterval(1)
+    timer.timeout.connect(lambda: (beats.append(1), painting_while_switching.append(
+        window.view.viewport().updatesEnabled())))
+    timer.start()
+    scene.set_detail(False)
+    assert not window.view.viewport().updatesEnabled()  # held until every item has switched
+    qtbot.waitUntil(lambda: not scene._painting_held_for, timeout=10_000)
+    timer.stop()
+    assert window.view.viewport().updatesEnabled()
+    assert False in painting_while_switching  # the timer ran between slices, while held
+    links = list(scene.link_items.values())
+    assert all(not link.detail for link in links)
+    assert all(not c.isVisible() for n in scene.nodes.values() for c in n.childItems() if hasattr(c, "text"))
+
+
+class _Poster(QObject):
+    """Stands in for input and paint requests: events posted to the queue of the UI thread."""
+    posted = Signal(str)
+
+
+def test_deferred_jobs_run_one_per_turn_in_order_and_skip_deleted_owners(qtbot):
+    log: list[str] = []
+    poster = _Poster()
+    poster.posted.connect(log.append, Qt.ConnectionType.QueuedConnection)
+
+    def job(name):
+        def run():
+            log.append(name)
+            poster.posted.emit(f"event posted by {name}")
+        return run
+
+    doomed = QGraphicsScene()
+    turns.later(job("a"))
+    turns.later(job("never"), doomed)
+    turns.later(job("b"))
+    turns.later(job("c"))
+    doomed.deleteLater()
+    qtbot.waitUntil(lambda: len(log) == 6, timeout=5_000)
+    # Each job runs in a turn of its own: what it posted is handled before the next job starts.
+    assert log == ["a", "event posted by a", "b", "event posted by b", "c", "event posted by c"]
