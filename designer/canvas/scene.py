@@ -261,6 +261,13 @@ class DesignScene(QGraphicsScene):
         copies = design.link_copies(link).instances
         if copies > 1:
             lines.append(f"stands for {copies:,} physical links")
+        if link.match is not None:
+            ga, gb = (design.items.get(g) for g in link.match)
+            problem = design.match_problem(link)
+            if problem:
+                lines.append(f"<span style='color:#d50000'>{_esc(problem)}</span>")
+            elif ga is not None and gb is not None:
+                lines.append(f"copy i of {_esc(ga.label)} ↔ copy i of {_esc(gb.label)} only")
         if link.id in self.utilization:
             lines.append(f"Utilization: {self.utilization[link.id] * 100:.0f}%")
         if link.id == self.bottleneck:

@@ -359,10 +359,26 @@ class Document(QObject):
                 new_items.append(replace(item, id=mapping[item.id], parent=parent, x=item.x + offset[0], y=item.y + offset[1]))
             else:
                 new_items.append(replace(item, id=mapping[item.id], parent=mapping[item.parent]))
+        parents = {i.id: i.parent for i in new_items}
+
+        def chain(item_id: str) -> list[str]:
+            out, cur = [], parents.get(item_id)
+            while cur is not None:
+                out.append(cur)
+                cur = parents[cur] if cur in parents else design.items[cur].parent
+            return out
+
         new_links = []
         for d in fragment["links"]:
-            link = Link(**d)
-            new_links.append(replace(link, id=fresh(link.id), a=mapping[link.a], b=mapping[link.b]))
+            link = Link(**dict(d, match=tuple(d["match"]) if d.get("match") else None))
+            a, b = mapping[link.a], mapping[link.b]
+            match = None
+            if link.match is not None:
+                # The copy stays matched where both groups came along or still hold its ends.
+                match = tuple(mapping.get(g, g) for g in link.match)
+                if match[0] not in chain(a) or match[1] not in chain(b):
+                    match = None
+            new_links.append(replace(link, id=fresh(link.id), a=a, b=b, match=match))
         ok = self.add_items(new_items, new_links, text)
         return [mapping[r] for r in fragment["roots"]] if ok else []
 
@@ -373,4 +389,5 @@ def vars_item(item: Item) -> dict:
 
 
 def vars_link(link: Link) -> dict:
-    return {"id": link.id, "a": link.a, "b": link.b, "medium": link.medium, "lanes": link.lanes}
+    return {"id": link.id, "a": link.a, "b": link.b, "medium": link.medium, "lanes": link.lanes,
+            "match": list(link.match) if link.match else None}

@@ -155,7 +155,8 @@ def design_from_document(document: Any, catalog: Catalog | None = None, path=Non
             a=read.field(raw, "a", where, "text"),
             b=read.field(raw, "b", where, "text"),
             medium=read.field(raw, "medium", where, "text"),
-            lanes=read.field(raw, "lanes", where, "whole number", required=False, default=1))
+            lanes=read.field(raw, "lanes", where, "whole number", required=False, default=1),
+            match=_read_match(read, raw, where))
         for end in ("a", "b"):
             if getattr(link, end) not in design.items:
                 read.fail(f"{where}.{end}", f"link end '{getattr(link, end)}' is not an item of this design (dangling link)")
@@ -182,14 +183,27 @@ def design_to_document(design: Design) -> dict:
         if item.count != 1:
             entry["count"] = item.count
         items.append(entry)
-    links = [{"id": l.id, "a": l.a, "b": l.b, "medium": l.medium, "lanes": l.lanes}
-             for l in sorted(design.links.values(), key=lambda l: l.id)]
+    links = []
+    for link in sorted(design.links.values(), key=lambda l: l.id):
+        entry = {"id": link.id, "a": link.a, "b": link.b, "medium": link.medium, "lanes": link.lanes}
+        if link.match is not None:
+            entry["match"] = list(link.match)
+        links.append(entry)
     document = {"format": FORMAT, "version": VERSION, "name": design.name, "items": items, "links": links}
     if design.description:
         document["description"] = design.description
     if design.settings:
         document["settings"] = design.settings
     return document
+
+
+def _read_match(read, raw: dict, where: str) -> tuple[str, str] | None:
+    value = raw.get("match")
+    if value is None:
+        return None
+    if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value)):
+        read.fail(f"{where}.match", f"expected two group ids, found {json.dumps(value)[:80]}")
+    return (value[0], value[1])
 
 
 def _number(value: float) -> int | float:

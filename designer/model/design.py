@@ -63,6 +63,10 @@ class Link:
     b: str
     medium: str
     lanes: int = 1
+    # Copies are joined every-to-every by default. `match` = (group above a, group above b), two
+    # groups with the same count: copy i of the first is joined only to copy i of the second
+    # (spine j of every pod to core group j of a fat tree, drawn once).
+    match: tuple[str, str] | None = None
 
 
 @dataclass
@@ -144,7 +148,48 @@ class Design:
             return total
 
         above = self.multiplicity(lca) if lca is not None else 1
-        return LinkCopies(a_side=copies_below(chain_a), b_side=copies_below(chain_b), context=above)
+        below_a = chain_a[:chain_a.index(lca)] if lca is not None else chain_a
+        below_b = chain_b[:chain_b.index(lca)] if lca is not None else chain_b
+        matched = self._matched_count(link, below_a, below_b)
+        return LinkCopies(a_side=copies_below(chain_a) // matched, b_side=copies_below(chain_b) // matched,
+                          context=above * matched)
+
+    def _matched_count(self, link: Link, below_a, below_b) -> int:
+        """The count of the matched groups (1 for an every-to-every link, or a match that no
+        longer holds: `match_problem` says why, and lint reports it)."""
+        if link.match is None:
+            return 1
+        ga, gb = link.match
+        if ga in below_a and gb in below_b and ga != link.a and gb != link.b:
+            count = self.items[ga].count
+            if count == self.items[gb].count:
+                return count
+        return 1
+
+    def match_problem(self, link: Link) -> str | None:
+        """Why the link's `match` cannot hold (None: it holds, or the link has none)."""
+        if link.match is None:
+            return None
+        if not (isinstance(link.match, tuple) and len(link.match) == 2 and all(isinstance(g, str) for g in link.match)):
+            return "match must name two groups"
+        chains = {end: [a.id for a in self.ancestors(end)] for end in (link.a, link.b) if end in self.items}
+        if len(chains) < 2:
+            return None  # a missing end is reported on its own
+        shared = set(chains[link.a]) & set(chains[link.b])
+        for end, group in zip((link.a, link.b), link.match):
+            if group not in self.items or self.items[group].kind != "group":
+                return f"match names '{group}', which is not a group of this design"
+            if group not in chains[end]:
+                return f"match names '{group}', which does not contain end '{end}'"
+            if group in shared:
+                return f"match names '{group}', which contains both ends (its copies are joined anyway)"
+        ga, gb = (self.items[g] for g in link.match)
+        if ga.count != gb.count:
+            return (f"match pairs the copies of '{ga.id}' (×{ga.count:,}) with those of '{gb.id}' "
+                    f"(×{gb.count:,}); the counts must be equal")
+        if ga.count < 2:
+            return f"match pairs single copies of '{ga.id}' and '{gb.id}'; leave match out"
+        return None
 
     def chains(self) -> dict[str, tuple[str, ...]]:
         """Every item's id followed by its ancestors' ids (parent first, root last), computed in
@@ -198,6 +243,9 @@ class Design:
             context = multiplicity(ca[i + 1]) if i + 1 < len(ca) else 1
             a_side = multiplicity(link.a) // context
             b_side = multiplicity(link.b) // context
+            if link.match is not None:
+                matched = self._matched_count(link, ca[:i + 1], cb[:j + 1])
+                a_side, b_side, context = a_side // matched, b_side // matched, context * matched
             key = (a_side, b_side, context)
             value = shared.get(key)
             if value is None:
@@ -348,6 +396,9 @@ class Design:
             raise DesignError(f"link '{link.id}': lanes must be a whole number from 1 to {MAX_LANES}, got {link.lanes!r}")
         if not isinstance(link.medium, str) or not link.medium:
             raise DesignError(f"link '{link.id}': a link needs a medium")
+        problem = self.match_problem(link)
+        if problem:
+            raise DesignError(f"link '{link.id}': {problem}")
 
     # --- flat view ------------------------------------------------------------------------
     def expand(self, limit: int = DEFAULT_EXPAND_LIMIT) -> nx.MultiGraph:
@@ -383,18 +434,24 @@ class Design:
         common = [range(g.count) for g in groups_a[:shared]]
         own_a = [range(g.count) for g in groups_a[shared:]]
         own_b = [range(g.count) for g in groups_b[shared:]]
+        ids_a, ids_b = [g.id for g in groups_a[shared:]], [g.id for g in groups_b[shared:]]
+        pair = None
+        if self._matched_count(link, ids_a, ids_b) > 1:
+            pair = (ids_a.index(link.match[0]), ids_b.index(link.match[1]))
         for prefix in itertools.product(*common):
             for tail_a in itertools.product(*own_a):
                 for tail_b in itertools.product(*own_b):
+                    if pair is not None and tail_a[pair[0]] != tail_b[pair[1]]:
+                        continue
                     graph.add_edge(_copy_name(link.a, prefix + tail_a), _copy_name(link.b, prefix + tail_b),
                                    link=link.id, lanes=link.lanes, medium=link.medium)
 
 
 @dataclass(frozen=True)
 class LinkCopies:
-    a_side: int  # copies of end a per copy of the common ancestor
+    a_side: int  # copies of end a per copy of the common ancestor (per matched pair of copies)
     b_side: int
-    context: int  # copies of the common ancestor itself
+    context: int  # copies of the common ancestor itself (times the matched pairs in each)
 
     @property
     def instances(self) -> int:

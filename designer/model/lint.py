@@ -26,6 +26,7 @@ def lint(design: Design, catalog: Catalog, link_copies: dict | None = None) -> l
     findings: list[Finding] = []
     findings += _unknown_parts(design, catalog)
     findings += _link_media(design, catalog)
+    findings += _link_matches(design)
     findings += _switch_ports(design, catalog, link_copies)
     findings += _server_slots(design, catalog)
     findings += _rack_budgets(design, catalog)
@@ -44,6 +45,18 @@ def _unknown_parts(design: Design, catalog: Catalog) -> list[Finding]:
             out.append(Finding(ERROR, item.id, f"{item.label}: part '{item.part}' is not in the catalogue"))
         elif part.kind != item.kind:
             out.append(Finding(ERROR, item.id, f"{item.label}: part '{item.part}' is a {part.kind}, not a {item.kind}"))
+    return out
+
+
+def _link_matches(design: Design) -> list[Finding]:
+    """A matched link whose groups were since regrouped or recounted joins every copy to every
+    copy until it is fixed: say so, as that is rarely what the design means."""
+    out = []
+    for link in design.links.values():
+        if link.match is not None:
+            problem = design.match_problem(link)
+            if problem:
+                out.append(Finding(ERROR, link.id, f"link {link.id}: {problem}; its copies are counted every-to-every"))
     return out
 
 

@@ -103,11 +103,11 @@ class Builder:
         self.design.add_item(Item(item_id, kind, name=name, part=part, parent=parent, x=x, y=y, count=count))
         return item_id
 
-    def link(self, a: str, b: str, medium: str, lanes: int = 1) -> str:
+    def link(self, a: str, b: str, medium: str, lanes: int = 1, match: tuple[str, str] | None = None) -> str:
         link_id = f"{a}--{b}"
         if link_id in self.design.links:
             link_id = self.design.new_id(link_id)
-        self.design.add_link(Link(link_id, a, b, medium, lanes))
+        self.design.add_link(Link(link_id, a, b, medium, lanes, match))
         return link_id
 
     def group(self, item_id: str, count: int, parent: str | None = None, name: str = "", x: float = 0, y: float = 0) -> str:

@@ -200,17 +200,18 @@ def _rail_pod_tree(b: Builder, p: dict, sus: int, per_su: int, nics: int, up: in
     block = b.group("blk", blocks, None, name=f"{blocks} blocks of {pod_sus} units") if blocks > 1 else None
     su = b.group("su", pod_sus, block, name=f"{pod_sus} scalable units", x=20, y=100 + 60 * nics) if pod_sus > 1 else block
     server = _racked_servers(b, p, su, "su.", per_su)
-    for j in range(spines):
-        group = b.group(f"core{j}", cores, None, name=f"Core group {j}", x=180 * j, y=-300 - 80 * nics)
-        b.item(f"core{j}.sw", "switch", switch_id, group, name=f"Core {j}")
+    # Spine j of a pod and core group j are copy j of two groups of `spines` copies, joined copy to
+    # copy (`match`): drawn once however many spines and core groups there are.
+    planes = b.group("core", spines, None, name=f"{spines} core groups", x=0, y=-300 - 80 * nics) if spines > 1 else None
+    cores_group = b.group("core.group", cores, planes, name=f"Core group of {cores}", x=20, y=40)
+    core = b.item("core.sw", "switch", switch_id, cores_group, name="Core")
     for r in range(nics):
         leaf = b.item(f"su.leaf{r}", "switch", switch_id, su, name=f"Rail {r} leaf", x=80 * r, y=0)
         b.link(server["nics"][r], leaf, medium)
-        for j in range(spines):
-            spine = b.item(f"blk.spine{r}-{j}", "switch", switch_id, block, name=f"Rail {r} spine {j}",
-                           x=20 + 80 * j, y=40 + 60 * r)
-            b.link(leaf, spine, medium, up // spines)
-            b.link(spine, f"core{j}.sw", medium, down // cores)
+        spine_group = b.group(f"blk.spines{r}", spines, block, name=f"Rail {r} spines", x=20 + 200 * r, y=40) if spines > 1 else block
+        spine = b.item(f"blk.spine{r}", "switch", switch_id, spine_group, name=f"Rail {r} spine")
+        b.link(leaf, spine, medium, up // spines)
+        b.link(spine, core, medium, down // cores, match=(spine_group, planes) if planes else None)
     return design
 
 
