@@ -156,3 +156,12 @@ def test_copy_and_paste_keeps_a_match_whose_groups_come_along_and_drops_one_that
     lone = next(l for l in document.design.links.values() if {l.a, l.b} == {spine, core})
     assert lone.match is None and document.design.items[spine].parent is None
     assert not [f for f in lint(document.design, default_catalog()) if f.severity == "error"]
+
+
+def test_the_canvas_tooltip_says_how_a_matched_link_pairs_its_copies(make_window):
+    window = make_window(mini_fat_tree())
+    tip = window.scene.tooltip_for("top")
+    assert "stands for 12 physical links" in tip
+    assert "copy i of spines ↔ copy i of plane only" in tip
+    window.document.set_item("plane", count=4)
+    assert "counts must be equal" in window.scene.tooltip_for("top")

@@ -202,7 +202,8 @@ def _rail_pod_tree(b: Builder, p: dict, sus: int, per_su: int, nics: int, up: in
     server = _racked_servers(b, p, su, "su.", per_su)
     # Spine j of a pod and core group j are copy j of two groups of `spines` copies, joined copy to
     # copy (`match`): drawn once however many spines and core groups there are.
-    planes = b.group("core", spines, None, name=f"{spines} core groups", x=0, y=-300 - 80 * nics) if spines > 1 else None
+    centre = 20 + 100 * nics  # of the row of spine groups below (200 apart, about 160 wide)
+    planes = b.group("core", spines, None, name=f"{spines} core groups", x=centre - 100, y=-260) if spines > 1 else None
     cores_group = b.group("core.group", cores, planes, name=f"Core group of {cores}", x=20, y=40)
     core = b.item("core.sw", "switch", switch_id, cores_group, name="Core")
     for r in range(nics):
