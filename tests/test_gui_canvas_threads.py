@@ -138,3 +138,15 @@ def test_deferred_jobs_run_one_per_turn_in_order_and_skip_deleted_owners(qtbot):
     qtbot.waitUntil(lambda: len(log) == 6, timeout=5_000)
     # Each job runs in a turn of its own: what it posted is handled before the next job starts.
     assert log == ["a", "event posted by a", "b", "event posted by b", "c", "event posted by c"]
+
+
+def test_an_export_right_after_a_zoom_shows_every_item_in_the_new_style(make_window, qtbot, tmp_path):
+    window = make_window(mesh(50))
+    scene = window.scene
+    qtbot.waitUntil(lambda: not scene._painting_held_for, timeout=10_000)
+    window.view.resetTransform()  # 100 %: text on, switched in slices
+    assert "detail" in scene._painting_held_for
+    window.view.render_png(str(tmp_path / "canvas.png"))
+    assert not scene._painting_held_for
+    assert all(link.detail for link in scene.link_items.values())
+    assert all(c.isVisible() for n in scene.nodes.values() for c in n.childItems() if hasattr(c, "text"))

@@ -165,3 +165,32 @@ def test_the_canvas_tooltip_says_how_a_matched_link_pairs_its_copies(make_window
     assert "copy i of spines ↔ copy i of plane only" in tip
     window.document.set_item("plane", count=4)
     assert "counts must be equal" in window.scene.tooltip_for("top")
+
+
+def test_the_inspector_switches_a_link_between_every_to_every_and_matched(make_window, qtbot):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    window = make_window(mini_fat_tree())
+    design = window.document.design
+    window.scene.select_ids(["top"])
+    QApplication.processEvents()
+    combo = window.inspector.fields["match"]
+    assert combo.currentText() == "copy i of spines ↔ copy i of plane"
+    assert [combo.itemText(i) for i in range(combo.count())][0] == "every copy to every copy"
+    # The user opens the list and clicks "every copy to every copy".
+    combo.showPopup()
+    view = combo.view()
+    qtbot.waitUntil(view.isVisible, timeout=2_000)
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.visualRect(view.model().index(0, 0)).center())
+    assert design.links["top"].match is None
+    assert design.link_copies(design.links["top"]).instances == 24
+    window.act_undo.trigger()
+    assert window.document.design.links["top"].match == ("spines", "plane")
+    # A link with no groups of equal count above its ends has nothing to match.
+    window.scene.select_ids(["up"])
+    QApplication.processEvents()
+    assert "match" not in window.inspector.fields
+    # A match broken by a recount still lets the other fields be edited (lint reports it).
+    window.document.set_item("plane", count=4)
+    assert window.document.validate_link("top", lanes=3) is None

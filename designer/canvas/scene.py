@@ -467,17 +467,27 @@ class DesignScene(QGraphicsScene):
             generation = self._detail_generation
             later(lambda: self._detail_slice(items, 0, generation), self)
 
-    def _detail_slice(self, items: list, start: int, generation: int) -> None:
+    def settle_styles(self) -> None:
+        """Finish at once any restyle still running in slices (before rendering an export)."""
+        if "detail" in self._painting_held_for:
+            self._detail_generation += 1
+            self._detail_slice([*self.nodes.values(), *self.link_items.values()], 0, self._detail_generation,
+                               whole=True)
+        if "overlay" in self._painting_held_for:
+            self._restyle_generation += 1
+            self._restyle_slice(list(self.link_items), 0, self._restyle_generation, whole=True)
+
+    def _detail_slice(self, items: list, start: int, generation: int, whole: bool = False) -> None:
         if generation != self._detail_generation:
             return  # the detail changed again; that change covers every item
         on = self.detail
-        for item in items[start:start + self.RESTYLE_SLICE]:
+        for item in items[start:None if whole else start + self.RESTYLE_SLICE]:
             if isinstance(item, NodeItem):
                 item.set_text_visible(on)
             else:
                 item.detail = on
                 item.restyle()
-        if start + self.RESTYLE_SLICE < len(items):
+        if not whole and start + self.RESTYLE_SLICE < len(items):
             later(lambda: self._detail_slice(items, start + self.RESTYLE_SLICE, generation), self)
         else:
             self._hold_painting("detail", False)
@@ -780,17 +790,17 @@ class DesignScene(QGraphicsScene):
 
     RESTYLE_SLICE = 1500
 
-    def _restyle_slice(self, ids: list, start: int, generation: int) -> None:
+    def _restyle_slice(self, ids: list, start: int, generation: int, whole: bool = False) -> None:
         if generation != self._restyle_generation:
             return  # a newer result is being applied
         util, bottleneck, items = self.utilization, self.bottleneck, self.link_items
-        for link_id in ids[start:start + self.RESTYLE_SLICE]:
+        for link_id in ids[start:None if whole else start + self.RESTYLE_SLICE]:
             item = items.get(link_id)
             if item is not None:
                 item.utilization = util.get(link_id)
                 item.bottleneck = link_id == bottleneck
                 item.restyle()
-        if start + self.RESTYLE_SLICE < len(ids):
+        if not whole and start + self.RESTYLE_SLICE < len(ids):
             later(lambda: self._restyle_slice(ids, start + self.RESTYLE_SLICE, generation), self)
         else:
             self._hold_painting("overlay", False)

@@ -350,6 +350,7 @@ class DesignView(QGraphicsView):
     def render_png(self, path: str, scale: float = 2.0) -> QImage:
         """The whole design on a white background at `scale` × its scene size."""
         scene = self.design_scene
+        scene.settle_styles()
         rect = scene.content_rect().adjusted(-20, -20, 20, 20)
         if rect.isEmpty():
             rect = QRectF(0, 0, 200, 100)

@@ -88,7 +88,7 @@ def _apply_op(design: Design, op: tuple) -> None:
         design.remove_link(op[1].id)
     elif kind == "update_link":
         new = op[2]
-        design.update_link(new.id, a=new.a, b=new.b, medium=new.medium, lanes=new.lanes)
+        design.update_link(new.id, a=new.a, b=new.b, medium=new.medium, lanes=new.lanes, match=new.match)
     elif kind == "update_setting":
         key, new = op[1], op[3]
         if new is None:
@@ -267,7 +267,7 @@ class Document(QObject):
         old = self.design.links[link_id]
         trial = Design(items=self.design.items, links={})
         try:
-            trial._check_link(replace(old, **changes))
+            trial._check_link(replace(old, **changes), previous=old)
         except DesignerError as exc:
             return str(exc)
         medium = changes.get("medium", old.medium)

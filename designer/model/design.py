@@ -166,6 +166,15 @@ class Design:
                 return count
         return 1
 
+    def match_candidates(self, link: Link) -> list[tuple[str, str]]:
+        """The (group above a, group above b) pairs this link could match: groups of equal count
+        (over 1), each holding one end and not the other."""
+        chain_a = [g.id for g in self.ancestors(link.a)]
+        chain_b = [g.id for g in self.ancestors(link.b)]
+        shared = set(chain_a) & set(chain_b)
+        return [(ga, gb) for ga in chain_a if ga not in shared for gb in chain_b if gb not in shared
+                if self.items[ga].count == self.items[gb].count > 1]
+
     def match_problem(self, link: Link) -> str | None:
         """Why the link's `match` cannot hold (None: it holds, or the link has none)."""
         if link.match is None:
@@ -329,7 +338,7 @@ class Design:
         if old is None:
             raise DesignError(f"no link with id '{link_id}'")
         new = replace(old, **changes)
-        self._check_link(new)
+        self._check_link(new, previous=old)
         self.links[link_id] = new
         return new
 
@@ -381,7 +390,9 @@ class Design:
                 if self.multiplicity(child.id) // replacing.count * item.count > MAX_TOTAL_COPIES:
                     raise DesignError(f"item '{item.id}': count {item.count:,} would make more than {MAX_TOTAL_COPIES:,} copies of '{child.id}'")
 
-    def _check_link(self, link: Link) -> None:
+    def _check_link(self, link: Link, previous: Link | None = None) -> None:
+        """`previous`: the link being edited. A match that stopped holding (lint says so) does not
+        block edits of its other fields."""
         if not _ID_PATTERN.match(link.id):
             raise DesignError(f"link id '{link.id}' must be 1–128 letters, digits, '-', '_', '.' or ':'")
         for end in (link.a, link.b):
@@ -396,7 +407,8 @@ class Design:
             raise DesignError(f"link '{link.id}': lanes must be a whole number from 1 to {MAX_LANES}, got {link.lanes!r}")
         if not isinstance(link.medium, str) or not link.medium:
             raise DesignError(f"link '{link.id}': a link needs a medium")
-        problem = self.match_problem(link)
+        problem = self.match_problem(link) if previous is None or (previous.match, previous.a, previous.b) != \
+            (link.match, link.a, link.b) else None
         if problem:
             raise DesignError(f"link '{link.id}': {problem}")
 

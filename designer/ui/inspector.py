@@ -131,11 +131,36 @@ class Inspector(QWidget):
             self.form.addRow("Medium", combo)
             self.fields["medium"] = combo
             self._line("lanes", "Lanes", str(link.lanes), "Medium units bundled in this link (1 – 4096)")
+            self._match_field(link)
             self._readonly("Physical links", f"{design.link_copies(link).instances:,}")
             self._show_figures(link.medium)
         else:
             n = getattr(self, "_selected", 0)
             self.title.setText(f"{n} selected — select one item or link to edit it" if n > 1 else "Nothing selected")
+
+    def _match_field(self, link) -> None:
+        """How the copies of the two ends are joined: every to every, or copy i to copy i of two
+        groups of equal count (offered only where such groups exist)."""
+        design = self.document.design
+        candidates = design.match_candidates(link)
+        if not candidates and link.match is None:
+            self._readonly("Copies joined", "every copy to every copy")
+            return
+        combo = QComboBox()
+        combo.setObjectName("inspector_match")
+        combo.setToolTip("Copy i of one group joined only to copy i of the other (e.g. spine j of every pod "
+                         "to core group j)")
+        choices: list = [None, *candidates]
+        combo.addItem("every copy to every copy")
+        for ga, gb in candidates:
+            combo.addItem(f"copy i of {design.items[ga].label} ↔ copy i of {design.items[gb].label}")
+        if link.match is not None and link.match not in candidates:
+            choices.append(link.match)
+            combo.addItem(f"{' ↔ '.join(link.match)} (does not hold: {design.match_problem(link)})")
+        combo.setCurrentIndex(choices.index(link.match))
+        combo.activated.connect(lambda index: self._commit_link("match", choices[index]))
+        self.form.addRow("Copies joined", combo)
+        self.fields["match"] = combo
 
     def _readonly(self, label: str, text: str) -> None:
         value = QLabel(text)
