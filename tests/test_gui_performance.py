@@ -107,6 +107,10 @@ def test_app_starts_evaluates_and_exits_with_20000_items(tmp_path):
     image = QImage(str(out))
     assert (image.width(), image.height()) == (1200, 800)
     assert time.monotonic() - started < 240
+    # Painted, not grabbed while the canvas was still restyling (which shows it black).
+    samples = [image.pixelColor(x, y) for x in range(0, 1200, 8) for y in range(0, 800, 8)]
+    black = sum(1 for c in samples if c.red() == c.green() == c.blue() == 0) / len(samples)
+    assert black < 0.05, f"{black:.0%} of the screenshot is black"
 
 
 def test_screenshot_exits_non_zero_when_evaluation_fails(tmp_path):

@@ -49,6 +49,11 @@ class _TurnQueue(QObject):
 _queue: _TurnQueue | None = None
 
 
+def pending() -> int:
+    """How many deferred jobs are waiting (0 when the window has caught up)."""
+    return len(_queue._jobs) if _queue is not None and shiboken6.isValid(_queue) else 0
+
+
 def later(job: Callable[[], object], owner: QObject | None = None) -> None:
     """Run `job` in a later turn of the event loop, after the jobs already waiting, one job per
     turn. A job whose `owner` has been deleted by then is dropped."""

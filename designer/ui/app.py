@@ -49,6 +49,7 @@ def run_app(path: str | os.PathLike | None = None, screenshot: str | None = None
             return 2
         path = None
     if screenshot:
+        from designer.document import turns
         from designer.io.files import load_design
 
         try:
@@ -77,6 +78,9 @@ def run_app(path: str | os.PathLike | None = None, screenshot: str | None = None
             print("cluster-designer: error: evaluation did not finish within 10 minutes", file=sys.stderr)
             return 1
         window.view.zoom_to_fit()
+        # The overlay, the text switch and the hidden tabs finish in later turns: let them.
+        while turns.pending() and clock.elapsed() < 600_000:
+            app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 50)
         for _ in range(5):
             app.processEvents()
         image = window.grab()
