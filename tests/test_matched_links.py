@@ -158,12 +158,20 @@ def test_copy_and_paste_keeps_a_match_whose_groups_come_along_and_drops_one_that
     assert not [f for f in lint(document.design, default_catalog()) if f.severity == "error"]
 
 
+def _recount_alone(document, group_id: str, count: int) -> None:
+    """Recount one group without its matched partners (as an older file or a script might)."""
+    from dataclasses import replace
+
+    old = document.design.items[group_id]
+    assert document.apply([("update_item", old, replace(old, count=count))], "Recount alone")
+
+
 def test_the_canvas_tooltip_says_how_a_matched_link_pairs_its_copies(make_window):
     window = make_window(mini_fat_tree())
     tip = window.scene.tooltip_for("top")
     assert "stands for 12 physical links" in tip
     assert "copy i of spines ↔ copy i of plane only" in tip
-    window.document.set_item("plane", count=4)
+    _recount_alone(window.document, "plane", 4)
     assert "counts must be equal" in window.scene.tooltip_for("top")
 
 
@@ -192,5 +200,26 @@ def test_the_inspector_switches_a_link_between_every_to_every_and_matched(make_w
     QApplication.processEvents()
     assert "match" not in window.inspector.fields
     # A match broken by a recount still lets the other fields be edited (lint reports it).
-    window.document.set_item("plane", count=4)
+    _recount_alone(window.document, "plane", 4)
     assert window.document.validate_link("top", lanes=3) is None
+
+
+def test_recounting_a_matched_group_in_the_document_recounts_its_partners_in_one_step(qapp):
+    from designer.document.document import Document
+
+    catalog = default_catalog()
+    document = Document(generate("rail-fat-tree", catalog, nodes=400, nodes_per_su=4, switch="qm9700",
+                                 platform="dgx-h100", nic="cx7-ndr", nics_per_node=2), catalog)
+    design = document.design
+    spines = design.items["core"].count
+    partners = design.matched_groups("blk.spines0")
+    assert partners == ["blk.spines1", "core"]  # core planes ↔ rail 0 spines ↔ …, through the planes
+    steps = document.undo_stack.count()
+    # One spine fewer in every rail-0 pod: every rail's spines and the core planes follow.
+    assert document.set_item("blk.spines0", text="Set count", count=spines - 1)
+    assert {design.items[g].count for g in ["blk.spines0", *partners]} == {spines - 1}
+    assert not [f for f in lint(design, catalog) if f.severity == "error"]
+    assert document.undo_stack.count() == steps + 1
+    assert "matched groups" in document.undo_stack.undoText()
+    document.undo_stack.undo()
+    assert {design.items[g].count for g in ["blk.spines0", *partners]} == {spines}

@@ -225,11 +225,22 @@ class Document(QObject):
         return self.apply(ops, text if len(ops) > 1 else "Move item")
 
     def set_item(self, item_id: str, text: str = "Edit", **changes) -> bool:
+        """A new count for a group whose copies links match one to one with other groups' is
+        given to those groups too, in the same step (one spine per pod fewer is one core group
+        fewer), so the match keeps holding."""
         old = self.design.items[item_id]
         new = replace(old, **changes)
         if new == old:
             return False
-        return self.apply([("update_item", old, new)], text)
+        ops = [("update_item", old, new)]
+        if new.count != old.count:
+            for other_id in self.design.matched_groups(item_id):
+                other = self.design.items[other_id]
+                if other.count != new.count:
+                    ops.append(("update_item", other, replace(other, count=new.count)))
+            if len(ops) > 1:
+                text = f"{text} (and {len(ops) - 1} matched group{'s' if len(ops) > 2 else ''})"
+        return self.apply(ops, text)
 
     def set_link(self, link_id: str, text: str = "Edit link", **changes) -> bool:
         old = self.design.links[link_id]

@@ -175,6 +175,23 @@ class Design:
         return [(ga, gb) for ga in chain_a if ga not in shared for gb in chain_b if gb not in shared
                 if self.items[ga].count == self.items[gb].count > 1]
 
+    def matched_groups(self, group_id: str) -> list[str]:
+        """The other groups whose copies links match one to one with this group's, directly or
+        through each other: their counts must move together."""
+        partners: dict[str, set[str]] = {}
+        for link in self.links.values():
+            if link.match is not None:
+                ga, gb = link.match
+                partners.setdefault(ga, set()).add(gb)
+                partners.setdefault(gb, set()).add(ga)
+        seen, stack = {group_id}, [group_id]
+        while stack:
+            for other in partners.get(stack.pop(), ()):
+                if other not in seen:
+                    seen.add(other)
+                    stack.append(other)
+        return sorted(g for g in seen - {group_id} if g in self.items)
+
     def match_problem(self, link: Link) -> str | None:
         """Why the link's `match` cannot hold (None: it holds, or the link has none)."""
         if link.match is None:
