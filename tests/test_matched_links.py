@@ -162,8 +162,10 @@ def _recount_alone(document, group_id: str, count: int) -> None:
     """Recount one group without its matched partners (as an older file or a script might)."""
     from dataclasses import replace
 
+    from designer.model.edits import Edit, UpdateItem
+
     old = document.design.items[group_id]
-    assert document.apply([("update_item", old, replace(old, count=count))], "Recount alone")
+    assert document.apply(Edit((UpdateItem(old, replace(old, count=count)),), "Recount alone"))
 
 
 def test_the_canvas_tooltip_says_how_a_matched_link_pairs_its_copies(make_window):

@@ -12,7 +12,8 @@ from PySide6.QtWidgets import QGraphicsScene
 
 from designer.canvas.items import GRID, LEAF_H, LEAF_W, LinkItem, NodeItem, common_ancestor, link_line
 from designer.document.document import Change, Document
-from designer.model.design import ALLOWED_PARENTS, Design, Item
+from designer.model import placement
+from designer.model.design import Design, Item
 from designer.model.errors import DesignerError
 from designer.topologies.base import Builder
 from designer.document.turns import later
@@ -568,56 +569,45 @@ class DesignScene(QGraphicsScene):
     def commit_moves(self, release_at: QPointF | None = None) -> None:
         """Turn the positions the user dragged items to into one undo step. Items released over
         another container that accepts them (a server dragged onto a rack) move inside it."""
-        from dataclasses import replace as _replace
-
         design = self.design
-        ops = []
-        moved_ids = []
+        positions: dict[str, tuple[float, float]] = {}
+        parents: dict[str, str | None] = {}
         for node in self.selectedItems():
             if not isinstance(node, NodeItem):
                 continue
             item = design.items.get(node.item_id)
             if item is None or (node.pos().x(), node.pos().y()) == (item.x, item.y):
                 continue
-            moved_ids.append(item.id)
-            parent_id, x, y = item.parent, node.pos().x(), node.pos().y()
+            x, y = node.pos().x(), node.pos().y()
             target = self._drop_target(node, release_at) if release_at is not None else False
             if target is not False:
                 new_parent = target.item_id if target is not None else None
-                copies = lambda pid: design.multiplicity(pid) if pid else 1  # noqa: E731
-                if new_parent != item.parent and copies(new_parent) != copies(item.parent):
-                    # Moving in or out of a replicated group would silently change the hardware.
-                    where = design.items[new_parent].label if new_parent else "the top level"
-                    self.message.emit(f"Not moved into {where}: that would change how many copies of "
-                                      f"{item.label} there are (×{copies(item.parent):,} → ×{copies(new_parent):,}); "
-                                      "use Cut and Paste")
+                problem = placement.reparent_problem(design, item.id, new_parent)
+                if problem:
+                    self.message.emit(problem)
                 elif new_parent != item.parent:
                     local = self.snap(target.mapFromScene(node.scenePos()) if target is not None else node.scenePos())
-                    parent_id, x, y = new_parent, local.x(), local.y()
-            ops.append(("update_item", item, _replace(item, parent=parent_id, x=float(x), y=float(y))))
-        if not ops:
+                    parents[item.id] = new_parent
+                    x, y = local.x(), local.y()
+            positions[item.id] = (float(x), float(y))
+        if not positions:
             return
-        reparented = sum(1 for op in ops if op[1].parent != op[2].parent)
-        count = len(ops)
-        text = f"Move {count} items" if count > 1 else "Move item"
-        if reparented:
-            where = self.design.items[ops[0][2].parent].label if ops[0][2].parent else "the top level"
-            text = f"Move into {where}"
-        if not self.document.apply(ops, text):
-            self._restore_positions(moved_ids)
-        elif reparented:
-            self.message.emit(f"Moved {reparented} item{'s' if reparented > 1 else ''} into {where}")
+        if not self.document.move_items(positions, parents):
+            self._restore_positions(list(positions))
+        elif parents:
+            first = next(iter(parents.values()))
+            where = design.items[first].label if first is not None else "the top level"
+            self.message.emit(f"Moved {len(parents)} item{'s' if len(parents) > 1 else ''} into {where}")
 
     def _drop_target(self, node: NodeItem, scene_pos: QPointF):
         """The container under the release point that accepts this node (None: the top level), or
         False to keep the current parent (nothing accepting there, or it is its own container)."""
-        allowed = ALLOWED_PARENTS.get(node.kind, ())
         for candidate in self.items(scene_pos):
             if not isinstance(candidate, NodeItem) or candidate is node or node.isAncestorOf(candidate):
                 continue
             if candidate.isSelected():
                 continue  # moving along with it
-            if candidate.container and candidate.kind in allowed and candidate.kind != "group":
+            if placement.can_drag_into(candidate.kind, node.kind):
                 return candidate
         return None if node.parentItem() is not None and not self._inside_parent(node, scene_pos) else False
 
@@ -657,11 +647,9 @@ class DesignScene(QGraphicsScene):
 
     # --- drops --------------------------------------------------------------------------------------
     def container_for(self, kind: str, scene_pos: QPointF) -> NodeItem | None:
-        allowed = ALLOWED_PARENTS.get(kind, ())
-        for item in self.items(scene_pos):
-            if isinstance(item, NodeItem) and item.container and item.kind in allowed:
-                return item
-        return None
+        under = [item.item_id for item in self.items(scene_pos) if isinstance(item, NodeItem)]
+        container_id = placement.container_under(self.design, kind, under)
+        return self.nodes[container_id] if container_id is not None else None
 
     def drop_part(self, part_id: str, scene_pos: QPointF, count: int | None = None) -> list[str]:
         """Create a catalogue part where it was dropped (inside the rack or server under it);
@@ -680,7 +668,7 @@ class DesignScene(QGraphicsScene):
         scratch = Design(items=dict(design.items), links=dict(design.links))
         group_id = None
         if count:
-            if "group" not in ALLOWED_PARENTS[kind]:
+            if not placement.can_hold("group", kind):
                 self.message.emit(f"A {kind} cannot be replicated in a group; place it inside a server")
                 return []
             group_id = scratch.new_id("group")
@@ -694,7 +682,7 @@ class DesignScene(QGraphicsScene):
             else:
                 prefix = {"accelerator": "gpu", "cpu": "cpu", "nic": "nic", "switch": "switch", "rack": "rack"}[kind]
                 top = scratch.new_id(prefix)
-                scratch.add_item(Item(top, kind, name=self._default_name(kind, scratch, part), part=part.id,
+                scratch.add_item(Item(top, kind, name=placement.next_name(scratch, kind), part=part.id,
                                       parent=parent_id, x=x, y=y))
         except DesignerError as exc:  # refused with the model's or the generator's reason
             self.message.emit(f"Cannot place {part.name}: {exc}")
@@ -710,40 +698,17 @@ class DesignScene(QGraphicsScene):
         self.message.emit(f"Added {part.name}{where}")
         return [created]
 
-    def _default_name(self, kind: str, design: Design, part) -> str:
-        n = sum(1 for i in design.items.values() if i.kind == kind)
-        short = {"accelerator": "GPU", "nic": "NIC", "cpu": "CPU", "switch": "Switch", "rack": "Rack"}[kind]
-        return f"{short} {n}"
-
     # --- links -----------------------------------------------------------------------------------------
-    def link_options(self, a_id: str, b_id: str) -> tuple[list[str], str | None]:
-        """The media both ends support, or a reason why they cannot be linked."""
-        design, catalog = self.design, self.document.catalog
-        a, b = design.items.get(a_id), design.items.get(b_id)
-        if a is None or b is None or a_id == b_id:
-            return [], "Link: drag from one item to another"
-        for end in (a, b):
-            if end.kind == "group":
-                return [], f"Cannot link to the group '{end.label}': links join hardware (a switch, NIC, GPU...)"
-        pa, pb = catalog.get(a.part), catalog.get(b.part)
-        if pa is None or pb is None:
-            return [], "Cannot link: a part is not in the catalogue"
-        shared = [m for m in pa.media if m in pb.media]
-        if not shared:
-            return [], (f"Cannot link {a.label} and {b.label}: no common medium "
-                        f"({pa.name}: {', '.join(pa.media) or 'none'}; {pb.name}: {', '.join(pb.media) or 'none'})")
-        return shared, None
-
     def request_link(self, a_id: str, b_id: str) -> str | None:
-        shared, reason = self.link_options(a_id, b_id)
-        if reason:
-            self.message.emit(reason)
-            return None
         catalog = self.document.catalog
-        if len(shared) == 1:
-            medium = shared[0]
+        media = placement.link_media(self.design, catalog, a_id, b_id)
+        if media.reason:
+            self.message.emit(media.reason)
+            return None
+        if len(media.media) == 1:
+            medium = media.default
         else:
-            options = [(m, catalog[m].name) for m in shared]
+            options = [(m, catalog[m].name) for m in media.media]
             chooser = self.choose_medium
             if chooser is None:
                 return None
@@ -751,11 +716,7 @@ class DesignScene(QGraphicsScene):
             if medium is None:
                 self.message.emit("Link cancelled")
                 return None
-        lanes = 1
-        medium_part = catalog.get(medium)
-        if medium_part is not None and medium_part.get("family") in ("pcie", "fabrex"):
-            lanes = 16
-        link_id = self.document.add_link(a_id, b_id, medium, lanes)
+        link_id = self.document.add_link(a_id, b_id, medium, placement.default_lanes(catalog, medium))
         if link_id:
             self.message.emit(f"Linked {self.design.items[a_id].label} — {self.design.items[b_id].label} over {catalog[medium].name}")
         return link_id

@@ -1,0 +1,460 @@
+"""Edits of a design as plain values, each one undoable.
+
+An operation (`AddItem`, `UpdateItem`, `RemoveItem`, `AddLink`, `UpdateLink`, `RemoveLink`,
+`SetSetting`) changes the design through the model's own methods, so the model's rules decide, and
+knows its `inverse()`. An `Edit` is an ordered list of operations applied all or nothing: if the
+model refuses one, those already applied are undone and the design is exactly as before. Its
+`inverse()` undoes it; `change()` names the items, links and settings it touches.
+
+The functions below build the edits a user makes (move, delete, group, paste, recount...) from the
+current design. They build on a scratch copy, so each operation is made from the state the ones
+before it leave and a refused edit is refused (with the model's `DesignError`) before anything
+changes.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Iterable, Union
+
+from designer.model.design import Design, Item, Link
+from designer.model.errors import DesignError
+
+_ITEM_FIELDS = tuple(f.name for f in fields(Item) if f.name != "id")
+_LINK_FIELDS = tuple(f.name for f in fields(Link) if f.name != "id")
+
+
+@dataclass
+class Change:
+    """What one edit (or its undo) touched, by id; `reset`: the whole design was replaced."""
+
+    items_added: list[str] = field(default_factory=list)
+    items_removed: list[str] = field(default_factory=list)
+    items_changed: list[str] = field(default_factory=list)
+    links_added: list[str] = field(default_factory=list)
+    links_removed: list[str] = field(default_factory=list)
+    links_changed: list[str] = field(default_factory=list)
+    settings_changed: list[str] = field(default_factory=list)
+    reset: bool = False
+
+
+def _stale(what: str) -> DesignError:
+    return DesignError(f"{what} changed since this edit was made")
+
+
+# --- operations ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AddItem:
+    """Add an item, then the `contents` inside it (each after its parent) and `links` to them."""
+
+    item: Item
+    contents: tuple[Item, ...] = ()
+    links: tuple[Link, ...] = ()
+
+    def apply(self, design: Design) -> None:
+        added_items: list[Item] = []
+        added_links: list[Link] = []
+        try:
+            for item in (self.item, *self.contents):
+                added_items.append(design.add_item(item))
+            for link in self.links:
+                added_links.append(design.add_link(link))
+        except Exception:
+            for link in reversed(added_links):
+                design.remove_link(link.id)
+            for item in reversed(added_items):  # children first: each removal takes that item alone
+                design.remove_item(item.id)
+            raise
+
+    def inverse(self) -> "RemoveItem":
+        return RemoveItem(self.item, self.contents, self.links)
+
+    def note(self, change: Change) -> None:
+        change.items_added += [self.item.id, *(i.id for i in self.contents)]
+        change.links_added += [l.id for l in self.links]
+
+
+@dataclass(frozen=True)
+class RemoveItem:
+    """Remove an item through `Design.remove_item`, which takes along everything inside it and
+    every link touching them: `contents` (parent first) and `links` are what it takes, recorded
+    when the edit was built so the inverse can put them back."""
+
+    item: Item
+    contents: tuple[Item, ...] = ()
+    links: tuple[Link, ...] = ()
+
+    def apply(self, design: Design) -> None:
+        if design.items.get(self.item.id) != self.item:
+            raise _stale(f"item '{self.item.id}'")
+        items, links = design.remove_item(self.item.id)
+        if set(items) != {self.item, *self.contents} or set(links) != set(self.links):
+            AddItem(items[0], tuple(items[1:]), tuple(links)).apply(design)
+            raise _stale(f"the contents of item '{self.item.id}'")
+
+    def inverse(self) -> AddItem:
+        return AddItem(self.item, self.contents, self.links)
+
+    def note(self, change: Change) -> None:
+        change.links_removed += [l.id for l in self.links]
+        change.items_removed += [*(i.id for i in reversed(self.contents)), self.item.id]
+
+
+@dataclass(frozen=True)
+class UpdateItem:
+    old: Item
+    new: Item
+
+    def apply(self, design: Design) -> None:
+        if self.old.id != self.new.id:
+            raise DesignError(f"item '{self.old.id}' cannot change its id")
+        if design.items.get(self.old.id) != self.old:
+            raise _stale(f"item '{self.old.id}'")
+        design.update_item(self.new.id, **{name: getattr(self.new, name) for name in _ITEM_FIELDS})
+
+    def inverse(self) -> "UpdateItem":
+        return UpdateItem(self.new, self.old)
+
+    def note(self, change: Change) -> None:
+        change.items_changed.append(self.new.id)
+
+
+@dataclass(frozen=True)
+class AddLink:
+    link: Link
+
+    def apply(self, design: Design) -> None:
+        design.add_link(self.link)
+
+    def inverse(self) -> "RemoveLink":
+        return RemoveLink(self.link)
+
+    def note(self, change: Change) -> None:
+        change.links_added.append(self.link.id)
+
+
+@dataclass(frozen=True)
+class RemoveLink:
+    link: Link
+
+    def apply(self, design: Design) -> None:
+        if design.links.get(self.link.id) != self.link:
+            raise _stale(f"link '{self.link.id}'")
+        design.remove_link(self.link.id)
+
+    def inverse(self) -> AddLink:
+        return AddLink(self.link)
+
+    def note(self, change: Change) -> None:
+        change.links_removed.append(self.link.id)
+
+
+@dataclass(frozen=True)
+class UpdateLink:
+    old: Link
+    new: Link
+
+    def apply(self, design: Design) -> None:
+        if self.old.id != self.new.id:
+            raise DesignError(f"link '{self.old.id}' cannot change its id")
+        if design.links.get(self.old.id) != self.old:
+            raise _stale(f"link '{self.old.id}'")
+        design.update_link(self.new.id, **{name: getattr(self.new, name) for name in _LINK_FIELDS})
+
+    def inverse(self) -> "UpdateLink":
+        return UpdateLink(self.new, self.old)
+
+    def note(self, change: Change) -> None:
+        change.links_changed.append(self.new.id)
+
+
+@dataclass(frozen=True)
+class SetSetting:
+    """Set one of the design's saved settings; None stands for "not set"."""
+
+    key: str
+    old: Any
+    new: Any
+
+    def apply(self, design: Design) -> None:
+        if design.settings.get(self.key) != self.old:
+            raise _stale(f"setting '{self.key}'")
+        if self.new is None:
+            design.settings.pop(self.key, None)
+        else:
+            design.settings[self.key] = copy.deepcopy(self.new)
+
+    def inverse(self) -> "SetSetting":
+        return SetSetting(self.key, self.new, self.old)
+
+    def note(self, change: Change) -> None:
+        change.settings_changed.append(self.key)
+
+
+Op = Union[AddItem, RemoveItem, UpdateItem, AddLink, RemoveLink, UpdateLink, SetSetting]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Operations applied in order, all or nothing, as one undo step named `text`."""
+
+    ops: tuple[Op, ...] = ()
+    text: str = ""
+
+    def apply(self, design: Design) -> Change:
+        """Apply every operation, or none: if one fails (the model refuses it), those already
+        applied are undone and the error propagates."""
+        done: list[Op] = []
+        try:
+            for op in self.ops:
+                op.apply(design)
+                done.append(op)
+        except Exception:
+            for op in reversed(done):
+                op.inverse().apply(design)
+            raise
+        return self.change()
+
+    def inverse(self) -> "Edit":
+        return Edit(tuple(op.inverse() for op in reversed(self.ops)), self.text)
+
+    def change(self) -> Change:
+        change = Change()
+        for op in self.ops:
+            op.note(change)
+        return change
+
+
+class _Draft:
+    """An edit being built, applied as it grows to a scratch copy of the design (items and links
+    are immutable values, so copying the dicts is enough)."""
+
+    def __init__(self, design: Design):
+        self.design = Design(design.name, design.description, dict(design.items), dict(design.links),
+                             dict(design.settings))
+        self.ops: list[Op] = []
+
+    def add(self, op: Op) -> None:
+        op.apply(self.design)
+        self.ops.append(op)
+
+    def remove_item(self, item_id: str) -> None:
+        """Removal as the model cascades it."""
+        items, links = self.design.remove_item(item_id)
+        self.ops.append(RemoveItem(items[0], tuple(items[1:]), tuple(links)))
+
+    def edit(self, text: str) -> Edit:
+        return Edit(tuple(self.ops), text)
+
+
+# --- the edits a user makes ------------------------------------------------------------------------
+def add(design: Design, items: Iterable[Item], links: Iterable[Link] = (), text: str = "Add") -> Edit:
+    draft = _Draft(design)
+    for item in items:
+        draft.add(AddItem(item))
+    for link in links:
+        draft.add(AddLink(link))
+    return draft.edit(text)
+
+
+def add_link(design: Design, a: str, b: str, medium: str, lanes: int = 1, text: str = "Add link") -> Edit:
+    """A new link, with the id `a--b` (numbered if that is taken)."""
+    link_id = f"{a}--{b}"
+    if link_id in design.links or link_id in design.items:
+        link_id = design.new_id(link_id)
+    draft = _Draft(design)
+    draft.add(AddLink(Link(link_id, a, b, medium, lanes)))
+    return draft.edit(text)
+
+
+def remove(design: Design, item_ids: Iterable[str], link_ids: Iterable[str] = (), text: str = "Delete") -> Edit:
+    """Remove links, and items with everything inside them and every link touching them. Unknown
+    ids (and items already inside another removed one) are passed over."""
+    draft = _Draft(design)
+    for link_id in dict.fromkeys(link_ids):
+        if link_id in draft.design.links:
+            draft.add(RemoveLink(draft.design.links[link_id]))
+    for item_id in item_ids:
+        if item_id in draft.design.items:
+            draft.remove_item(item_id)
+    return draft.edit(text)
+
+
+def move(design: Design, positions: dict[str, tuple[float, float]],
+         parents: dict[str, str | None] | None = None, text: str | None = None) -> Edit:
+    """New positions for items (in their parent's coordinates) and, for those in `parents`, a new
+    parent. Named "Move item", "Move N items" or "Move into <container>" unless `text` is given."""
+    parents = parents or {}
+    draft = _Draft(design)
+    into: list[str | None] = []
+    for item_id, (x, y) in positions.items():
+        old = draft.design.item(item_id)
+        new = replace(old, parent=parents.get(item_id, old.parent), x=float(x), y=float(y))
+        if new != old:
+            draft.add(UpdateItem(old, new))
+            if new.parent != old.parent:
+                into.append(new.parent)
+    if text is None:
+        if into:
+            text = f"Move into {design.items[into[0]].label if into[0] is not None else 'the top level'}"
+        else:
+            text = f"Move {len(draft.ops)} items" if len(draft.ops) > 1 else "Move item"
+    return draft.edit(text)
+
+
+def set_item(design: Design, item_id: str, text: str = "Edit", **changes: Any) -> Edit:
+    """Change an item's fields. A new count for a group whose copies links match one to one with
+    other groups' is given to those groups too, in the same edit (one spine per pod fewer is one
+    core group fewer), so the match keeps holding."""
+    draft = _Draft(design)
+    old = draft.design.item(item_id)
+    new = replace(old, **changes)
+    if new == old:
+        return draft.edit(text)
+    draft.add(UpdateItem(old, new))
+    if new.count != old.count:
+        for other_id in design.matched_groups(item_id):
+            other = draft.design.items[other_id]
+            if other.count != new.count:
+                draft.add(UpdateItem(other, replace(other, count=new.count)))
+        partners = len(draft.ops) - 1
+        if partners:
+            text = f"{text} (and {partners} matched group{'s' if partners > 1 else ''})"
+    return draft.edit(text)
+
+
+def set_link(design: Design, link_id: str, text: str = "Edit link", **changes: Any) -> Edit:
+    draft = _Draft(design)
+    old = draft.design.links.get(link_id)
+    if old is None:
+        raise DesignError(f"no link with id '{link_id}'")
+    new = replace(old, **changes)
+    if new != old:
+        draft.add(UpdateLink(old, new))
+    return draft.edit(text)
+
+
+def set_setting(design: Design, key: str, value: Any, text: str) -> Edit:
+    """Change one of the design's saved settings (the workload, say); None removes it."""
+    draft = _Draft(design)
+    old = design.settings.get(key)
+    if old != value:
+        draft.add(SetSetting(key, copy.deepcopy(old), copy.deepcopy(value)))
+    return draft.edit(text)
+
+
+def group(design: Design, item_ids: Iterable[str], count: int = 1, name: str = "") -> tuple[Edit, str | None]:
+    """Wrap items that share a parent in a new group; returns the edit and the group's id (None
+    when nothing was chosen). Items inside another chosen item go along with it."""
+    items = [design.items[i] for i in item_ids if i in design.items]
+    chosen = {i.id for i in items}
+    items = [i for i in items if not any(a.id in chosen for a in design.ancestors(i.id))]
+    if not items:
+        return Edit(text="Group"), None
+    parents = {i.parent for i in items}
+    if len(parents) != 1:
+        raise DesignError("Group: the selected items must sit in the same container")
+    parent = parents.pop()
+    x0 = min(i.x for i in items) - 20
+    y0 = min(i.y for i in items) - 40
+    group_id = design.new_id("group")
+    draft = _Draft(design)
+    draft.add(AddItem(Item(group_id, "group", name=name or f"Group {group_id.rsplit('-', 1)[-1]}", parent=parent,
+                           x=x0, y=y0, count=count)))
+    for item in items:
+        draft.add(UpdateItem(item, replace(item, parent=group_id, x=item.x - x0, y=item.y - y0)))
+    return draft.edit("Group"), group_id
+
+
+def ungroup(design: Design, group_ids: Iterable[str]) -> Edit:
+    """Move each group's contents to the group's parent, where they were drawn, and remove the
+    group. Ids that are not groups are passed over; if none is, the edit is refused."""
+    draft = _Draft(design)
+    for group_id in group_ids:
+        group_item = draft.design.items.get(group_id)
+        if group_item is None or group_item.kind != "group":
+            continue
+        for child in draft.design.children(group_id):
+            draft.add(UpdateItem(child, replace(child, parent=group_item.parent, x=child.x + group_item.x,
+                                                y=child.y + group_item.y)))
+        draft.remove_item(group_id)
+    if not draft.ops:
+        raise DesignError("Ungroup: select a group")
+    return draft.edit("Ungroup")
+
+
+# --- clipboard -----------------------------------------------------------------------------------------
+def fragment(design: Design, item_ids: Iterable[str]) -> dict:
+    """The chosen items with everything inside them and the links among them, as plain data
+    (`roots`: the chosen items not inside another chosen one)."""
+    chosen = [i for i in item_ids if i in design.items]
+    roots = [i for i in chosen if not any(a.id in chosen for a in design.ancestors(i))]
+    ids: list[str] = []
+    for root in roots:
+        ids.append(root)
+        ids.extend(d.id for d in design.descendants(root))
+    idset = set(ids)
+    links = [l for l in design.links.values() if l.a in idset and l.b in idset]
+    return {"items": [_item_data(design.items[i]) for i in ids], "links": [_link_data(l) for l in links],
+            "roots": roots}
+
+
+def paste(design: Design, data: dict, offset: tuple[float, float] = (20.0, 20.0),
+          text: str = "Paste") -> tuple[Edit, list[str]]:
+    """A copy of a fragment with fresh ids, moved by `offset`; returns the edit and the new root
+    ids. Roots keep their container if it still exists, else go to the top level. Links among the
+    copied items come along; a matched link stays matched where both matched groups came along or
+    still hold its ends, and becomes every-to-every otherwise."""
+    taken: set[str] = set()
+
+    def fresh(old_id: str) -> str:
+        base = old_id.rsplit("-", 1)[0] if old_id.rsplit("-", 1)[-1].isdigit() else old_id
+        n = 1
+        while True:
+            candidate = f"{base}-{n}"
+            if candidate not in design.items and candidate not in design.links and candidate not in taken:
+                taken.add(candidate)
+                return candidate
+            n += 1
+
+    items = [Item(**d) for d in data["items"]]
+    roots = set(data["roots"])
+    mapping = {item.id: fresh(item.id) for item in items}
+    new_items = []
+    for item in items:
+        if item.id in roots:
+            parent = item.parent if item.parent in design.items else None
+            new_items.append(replace(item, id=mapping[item.id], parent=parent, x=item.x + offset[0], y=item.y + offset[1]))
+        else:
+            new_items.append(replace(item, id=mapping[item.id], parent=mapping[item.parent]))
+    parents = {i.id: i.parent for i in new_items}
+
+    def chain(item_id: str) -> list[str]:
+        out, cur = [], parents.get(item_id)
+        while cur is not None:
+            out.append(cur)
+            cur = parents[cur] if cur in parents else design.items[cur].parent
+        return out
+
+    new_links = []
+    for d in data["links"]:
+        link = Link(**dict(d, match=tuple(d["match"]) if d.get("match") else None))
+        a, b = mapping[link.a], mapping[link.b]
+        match = None
+        if link.match is not None:
+            match = tuple(mapping.get(g, g) for g in link.match)
+            if match[0] not in chain(a) or match[1] not in chain(b):
+                match = None
+        new_links.append(replace(link, id=fresh(link.id), a=a, b=b, match=match))
+    return add(design, new_items, new_links, text), [mapping[r] for r in data["roots"]]
+
+
+def _item_data(item: Item) -> dict:
+    return {"id": item.id, "kind": item.kind, "name": item.name, "part": item.part, "parent": item.parent,
+            "x": item.x, "y": item.y, "count": item.count}
+
+
+def _link_data(link: Link) -> dict:
+    return {"id": link.id, "a": link.a, "b": link.b, "medium": link.medium, "lanes": link.lanes,
+            "match": list(link.match) if link.match else None}
