@@ -29,6 +29,8 @@ def test_overlay_colours_every_link_the_engine_reports_and_marks_its_bottleneck(
     utilization, bottleneck = views.link_utilization(result), views.bottleneck_link(result)
     assert utilization and bottleneck in scene.link_items
     assert set(utilization) <= set(scene.link_items)
+    for link_id, item in scene.link_items.items():  # before a result: by tier
+        assert item.pen().color().name() == QColor(colors.tier_color(item.tier)).name(), link_id
 
     scene.apply_result(result)
     scene.settle_styles()
