@@ -39,9 +39,9 @@ class SlicedJobs:
               slice_steps: int | None = None, hold: bool = False,
               after_slice: Callable[[], None] | None = None) -> None:
         """Run `steps` as the job `name`, replacing its run under way. With no slice limit, all of
-        it runs now. Otherwise a slice ends after `slice_s` seconds or `slice_steps` steps and
-        each slice runs in a later turn (then `after_slice`); with `hold`, the views paint again
-        only in a turn of its own after the last slice, so that long paint has a turn to itself."""
+        it runs now. Otherwise each slice runs in a later turn and ends after `slice_s` seconds or
+        `slice_steps` steps; `after_slice` runs after every slice but the last. With `hold`, the
+        views paint again in a turn after the last slice, so that long paint has a turn to itself."""
         run = _Run(name, steps, slice_s, slice_steps, after_slice)
         self._runs[name] = run
         self.hold_painting(name, hold)
