@@ -270,7 +270,7 @@ def test_drawing_links_chooses_asks_or_refuses(empty):
     assert "no common medium" in window.statusBar().currentMessage()
     # Two GPUs share NVLink and PCIe: the user is asked, and the choice is used.
     asked = []
-    scene.choose_medium = lambda options, what: asked.append([m for m, _ in options]) or "nvlink4"
+    scene.interactions.choose_medium = lambda options, what: asked.append([m for m, _ in options]) or "nvlink4"
     window.act_link_tool.setChecked(True)
     drag(window, vpos(window, gpu_a), vpos(window, gpu_b))
     assert asked and set(asked[0]) >= {"nvlink4", "pcie-gen5"}
@@ -283,9 +283,9 @@ def test_drawing_links_chooses_asks_or_refuses(empty):
 def test_single_shared_medium_needs_no_question(server_window):
     window = server_window
     doc, scene = window.document, window.scene
-    scene.choose_medium = lambda *a: pytest.fail("should not ask")
+    scene.interactions.choose_medium = lambda *a: pytest.fail("should not ask")
     n = len(doc.design.links)
-    link_id = scene.request_link("node.sw0", "node.gpu0")  # NVSwitch: NVLink only
+    link_id = scene.interactions.request_link("node.sw0", "node.gpu0")  # NVSwitch: NVLink only
     assert link_id and doc.design.links[link_id].medium == "nvlink4" and len(doc.design.links) == n + 1
 
 

@@ -56,14 +56,14 @@ def test_first_paint_of_a_new_canvas_does_not_wait_for_a_busy_python_thread(make
     for the busy thread; painted while built, the view's first paint is one ordinary paint."""
     window = make_window()
     window.scheduler.shutdown(timeout_s=10)  # only the busy thread below competes for the GIL
-    window.scene._hold_painting("test", True)
+    window.scene.jobs.hold_painting("test", True)
     window.document.reset(mesh(50), None)
     qtbot.waitUntil(lambda: not window.scene.building, timeout=60_000)
     window.view.zoom_to_fit()
-    qtbot.waitUntil(lambda: window.scene._painting_held_for == {"test"}, timeout=10_000)
+    qtbot.waitUntil(lambda: window.scene.jobs.holding == {"test"}, timeout=10_000)
     assert len(window.scene.nodes) == 2500 and len(window.scene.link_items) == 4900
     with BusyPythonThread():
-        window.scene._hold_painting("test", False)
+        window.scene.jobs.hold_painting("test", False)
         window.view.viewport().update()
         started = time.perf_counter()
         QApplication.processEvents()
@@ -94,7 +94,7 @@ def test_switching_text_off_on_a_big_canvas_runs_in_slices_and_paints_once(make_
     window = make_window(mesh(50))
     scene = window.scene
     scene.set_detail(True)
-    qtbot.waitUntil(lambda: not scene._painting_held_for, timeout=10_000)
+    qtbot.waitUntil(lambda: not scene.jobs.holding, timeout=10_000)
     painting_while_switching = []
     beats = []
     timer = QTimer()
@@ -104,7 +104,7 @@ def test_switching_text_off_on_a_big_canvas_runs_in_slices_and_paints_once(make_
     timer.start()
     scene.set_detail(False)
     assert not window.view.viewport().updatesEnabled()  # held until every item has switched
-    qtbot.waitUntil(lambda: not scene._painting_held_for, timeout=10_000)
+    qtbot.waitUntil(lambda: not scene.jobs.holding, timeout=10_000)
     timer.stop()
     assert window.view.viewport().updatesEnabled()
     assert False in painting_while_switching  # the timer ran between slices, while held
@@ -143,10 +143,10 @@ def test_deferred_jobs_run_one_per_turn_in_order_and_skip_deleted_owners(qtbot):
 def test_an_export_right_after_a_zoom_shows_every_item_in_the_new_style(make_window, qtbot, tmp_path):
     window = make_window(mesh(50))
     scene = window.scene
-    qtbot.waitUntil(lambda: not scene._painting_held_for, timeout=10_000)
+    qtbot.waitUntil(lambda: not scene.jobs.holding, timeout=10_000)
     window.view.resetTransform()  # 100 %: text on, switched in slices
-    assert "detail" in scene._painting_held_for
+    assert "detail" in scene.jobs.holding
     window.view.render_png(str(tmp_path / "canvas.png"))
-    assert not scene._painting_held_for
+    assert not scene.jobs.holding
     assert all(link.detail for link in scene.link_items.values())
     assert all(c.isVisible() for n in scene.nodes.values() for c in n.childItems() if hasattr(c, "text"))

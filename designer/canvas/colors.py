@@ -27,6 +27,7 @@ KIND = {
     "switch": ("#ECE6F7", "#5E35B1"),
 }
 GROUP_BADGE = KIND["group"][1]
+BADGE_TEXT = "#FFFFFF"
 
 # Okabe–Ito, for series that have no colour of their own.
 SERIES = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
@@ -59,6 +60,7 @@ GOOD = "#1B7F3B"
 TEXT = "#1F2328"
 DIM_TEXT = "#57606A"
 CANVAS_BACKGROUND = "#FFFFFF"
+LEGEND_BORDER = "#C0C6CC"
 
 
 def utilization_rgb(u: float) -> tuple[float, float, float]:

@@ -13,29 +13,22 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainterPath, QP
 from PySide6.QtWidgets import (QGraphicsItem, QGraphicsLineItem, QGraphicsPathItem, QGraphicsScene,
                                QGraphicsSimpleTextItem)
 
+from designer.canvas import colors
+
 GRID = 20
 LEAF_W, LEAF_H = 64, 40
 HEADER_H = 22
 MARGIN = 12
 CONTAINER_KINDS = ("rack", "server", "group")
 
-# kind: (fill, border)
-COLOURS = {
-    "rack": ("#f1f3f5", "#546e7a"),
-    "server": ("#e8f1fb", "#1e6fc7"),
-    "group": ("#faf5fc", "#8e24aa"),
-    "accelerator": ("#e3f4d7", "#3d8b1f"),
-    "cpu": ("#fff1e0", "#d9730d"),
-    "nic": ("#dff5f7", "#00838f"),
-    "switch": ("#ece6f7", "#5e35b1"),
-}
-_BRUSHES = {k: QBrush(QColor(f)) for k, (f, _) in COLOURS.items()}
-_PENS = {k: QPen(QColor(b), 1.2) for k, (_, b) in COLOURS.items()}
-_GROUP_PEN = QPen(QColor(COLOURS["group"][1]), 1.4, Qt.PenStyle.DashLine)
-_SELECTED_PEN = QPen(QColor("#ff6d00"), 2.6)
-_TEXT_BRUSH = QBrush(QColor("#1f2328"))
-_DIM_TEXT_BRUSH = QBrush(QColor("#57606a"))
-_BADGE_BRUSH = QBrush(QColor("#8e24aa"))
+_BRUSHES = {k: QBrush(QColor(fill)) for k, (fill, _) in colors.KIND.items()}
+_PENS = {k: QPen(QColor(border), 1.2) for k, (_, border) in colors.KIND.items()}
+_GROUP_PEN = QPen(QColor(colors.KIND["group"][1]), 1.4, Qt.PenStyle.DashLine)
+_SELECTED_PEN = QPen(QColor(colors.SELECTION), 2.6)
+_TEXT_BRUSH = QBrush(QColor(colors.TEXT))
+_DIM_TEXT_BRUSH = QBrush(QColor(colors.DIM_TEXT))
+_BADGE_BRUSH = QBrush(QColor(colors.GROUP_BADGE))
+_BADGE_TEXT_BRUSH = QBrush(QColor(colors.BADGE_TEXT))
 for _p in list(_PENS.values()) + [_GROUP_PEN, _SELECTED_PEN]:
     _p.setCosmetic(True)
 
@@ -150,7 +143,7 @@ class NodeItem(QGraphicsPathItem):
                     self._badge.setPen(QPen(Qt.PenStyle.NoPen))
                     self._badge_text = _plain_child(self, text=True)
                     self._badge_text.setFont(font("badge"))
-                    self._badge_text.setBrush(QBrush(QColor("white")))
+                    self._badge_text.setBrush(_BADGE_TEXT_BRUSH)
                 self._badge.setPath(_rounded(box, 7))
                 self._badge_text.setText(text)
                 tb = self._badge_text.boundingRect()
@@ -209,19 +202,6 @@ class NodeItem(QGraphicsPathItem):
         return self.mapRectToScene(self._rect)
 
 
-def utilization_colour(u: float) -> QColor:
-    """Green (idle) → yellow → red (saturated)."""
-    u = max(0.0, min(1.0, float(u)))
-    if u < 0.5:
-        t = u / 0.5
-        return QColor.fromRgbF(0.18 + t * (0.95 - 0.18), 0.65 + t * (0.77 - 0.65), 0.25 * (1 - t) + 0.1 * t)
-    t = (u - 0.5) / 0.5
-    return QColor.fromRgbF(0.95 - t * 0.1, 0.77 - t * 0.62, 0.1 + t * 0.05)
-
-
-TIER_COLOURS = {"scale-up": QColor("#7b1fa2"), "scale-out": QColor("#1565c0"), None: QColor("#78909c")}
-
-
 class LinkItem(QGraphicsLineItem):
     """A drawn link between two NodeItems; the scene updates its ends when they move. Painted by
     Qt in C++ (no Python overrides), like NodeItem."""
@@ -268,12 +248,13 @@ def _link_pen(key: tuple) -> QPen:
     pen = _link_pens.get(key)
     if pen is None:
         level, tier, lanes_bits, bottleneck, selected, detail = key
-        colour = utilization_colour(level / UTIL_LEVELS) if level is not None else TIER_COLOURS.get(tier, TIER_COLOURS[None])
+        colour = (QColor.fromRgbF(*colors.utilization_rgb(level / UTIL_LEVELS)) if level is not None
+                  else QColor(colors.tier_color(tier)))
         width = 1.3 + min(2.5, (lanes_bits - 1) * 0.5) if detail else 0.0
         if bottleneck:
-            width, colour = (5.0 if detail else 3.0), QColor("#d50000")
+            width, colour = (5.0 if detail else 3.0), QColor(colors.BOTTLENECK)
         if selected:
-            colour, width = QColor("#ff6d00"), width + 2.0
+            colour, width = QColor(colors.SELECTION), width + 2.0
         pen = QPen(colour, width)
         pen.setCosmetic(True)
         pen.setCapStyle(Qt.PenCapStyle.RoundCap if width else Qt.PenCapStyle.FlatCap)

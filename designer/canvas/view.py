@@ -13,8 +13,10 @@ from PySide6.QtCore import QLineF, QPoint, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QImage, QLinearGradient, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsView, QInputDialog, QLineEdit
 
-from designer.canvas.items import HEADER_H, TIER_COLOURS, LinkItem, NodeItem, utilization_colour
-from designer.canvas.scene import PART_MIME, DesignScene
+from designer.canvas import colors
+from designer.canvas.interactions import PART_MIME
+from designer.canvas.items import HEADER_H, LinkItem, NodeItem
+from designer.canvas.scene import DesignScene
 
 
 class DesignView(QGraphicsView):
@@ -41,7 +43,7 @@ class DesignView(QGraphicsView):
         self._link_preview: QGraphicsLineItem | None = None
         self._rename_editor: QLineEdit | None = None
         self.ask_count = self._ask_count  # tests replace it
-        scene.choose_medium = self._choose_medium
+        scene.interactions.choose_medium = self._choose_medium
         scene.message.connect(self.message)
 
     @property
@@ -113,7 +115,7 @@ class DesignView(QGraphicsView):
             self._link_from = node
             start = self._link_anchor(node)
             self._link_preview = QGraphicsLineItem(QLineF(start, start))
-            pen = QPen(QColor("#ff6d00"), 2, Qt.PenStyle.DashLine)
+            pen = QPen(QColor(colors.SELECTION), 2, Qt.PenStyle.DashLine)
             pen.setCosmetic(True)
             self._link_preview.setPen(pen)
             self._link_preview.setZValue(100)
@@ -155,7 +157,7 @@ class DesignView(QGraphicsView):
             if target is None or target is start:
                 self.message.emit("Link: release the mouse over the item to connect to")
             else:
-                self.design_scene.request_link(start.item_id, target.item_id)
+                self.design_scene.interactions.request_link(start.item_id, target.item_id)
             event.accept()
             return
         super().mouseReleaseEvent(event)
@@ -224,7 +226,7 @@ class DesignView(QGraphicsView):
                 if not count:
                     event.ignore()
                     return
-            self.design_scene.drop_part(part_id, scene_pos, count)
+            self.design_scene.interactions.drop_part(part_id, scene_pos, count)
             self.setFocus()
             event.acceptProposedAction()
             return
@@ -314,24 +316,26 @@ class DesignView(QGraphicsView):
         painter.setFont(f)
         box = self.legend_rect()
         w = box.width()
-        painter.setPen(QPen(QColor("#c0c6cc")))
-        painter.setBrush(QColor(255, 255, 255, 235))
+        painter.setPen(QPen(QColor(colors.LEGEND_BORDER)))
+        background = QColor(colors.CANVAS_BACKGROUND)
+        background.setAlpha(235)  # the links under the legend show through a little
+        painter.setBrush(background)
         painter.drawRoundedRect(box, 6, 6)
-        painter.setPen(QColor("#1f2328"))
+        painter.setPen(QColor(colors.TEXT))
         if scene.utilization:
             painter.drawText(QRectF(box.left() + 10, box.top() + 4, w - 20, 18), Qt.AlignmentFlag.AlignLeft, "Peak link utilization")
             grad = QLinearGradient(box.left() + 10, 0, box.right() - 10, 0)
             for stop in (0.0, 0.25, 0.5, 0.75, 1.0):
-                grad.setColorAt(stop, utilization_colour(stop))
+                grad.setColorAt(stop, QColor.fromRgbF(*colors.utilization_rgb(stop)))
             bar = QRectF(box.left() + 10, box.top() + 24, w - 20, 10)
             painter.fillRect(bar, grad)
             painter.drawText(QRectF(bar.left(), bar.bottom() + 2, 40, 16), Qt.AlignmentFlag.AlignLeft, "0%")
             painter.drawText(QRectF(bar.right() - 40, bar.bottom() + 2, 40, 16), Qt.AlignmentFlag.AlignRight, "100%")
             if scene.bottleneck:
-                pen = QPen(QColor("#d50000"), 4)
+                pen = QPen(QColor(colors.BOTTLENECK), 4)
                 painter.setPen(pen)
                 painter.drawLine(QPointF(bar.center().x() - 40, bar.bottom() + 10), QPointF(bar.center().x() - 20, bar.bottom() + 10))
-                painter.setPen(QColor("#1f2328"))
+                painter.setPen(QColor(colors.TEXT))
                 painter.drawText(QRectF(bar.center().x() - 14, bar.bottom() + 2, 70, 16), Qt.AlignmentFlag.AlignLeft, "bottleneck")
         else:
             painter.drawText(QRectF(box.left() + 10, box.top() + 4, w - 20, 18), Qt.AlignmentFlag.AlignLeft,
@@ -339,10 +343,10 @@ class DesignView(QGraphicsView):
             y = box.top() + 30
             for i, (label, tier) in enumerate((("scale-up", "scale-up"), ("scale-out", "scale-out"))):
                 x = box.left() + 10 + i * 105
-                pen = QPen(TIER_COLOURS[tier], 3)
+                pen = QPen(QColor(colors.tier_color(tier)), 3)
                 painter.setPen(pen)
                 painter.drawLine(QPointF(x, y + 8), QPointF(x + 24, y + 8))
-                painter.setPen(QColor("#1f2328"))
+                painter.setPen(QColor(colors.TEXT))
                 painter.drawText(QRectF(x + 30, y, 80, 18), Qt.AlignmentFlag.AlignLeft, label)
         painter.restore()
 
@@ -357,7 +361,7 @@ class DesignView(QGraphicsView):
         # Keep the image a sane size for huge designs.
         scale = min(scale, 16000 / max(rect.width(), rect.height()))
         image = QImage(max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale)), QImage.Format.Format_ARGB32)
-        image.fill(QColor("white"))
+        image.fill(QColor(colors.CANVAS_BACKGROUND))
         selected = scene.selectedItems()
         for item in selected:
             item.setSelected(False)

@@ -611,7 +611,7 @@ class MainWindow(QMainWindow):
     def place_part(self, part_id: str) -> list[str]:
         """Place a part in the middle of the visible canvas (inside the rack/server there)."""
         centre = self.view.mapToScene(self.view.viewport().rect().center())
-        return self.scene.drop_part(part_id, centre)
+        return self.scene.interactions.drop_part(part_id, centre)
 
     def _set_link_tool(self, on: bool) -> None:
         self.view.link_tool = bool(on)

@@ -6,7 +6,7 @@ from PySide6.QtCore import QMimeData, QSize, Qt, Signal
 from PySide6.QtGui import QDrag, QIcon
 from PySide6.QtWidgets import QLineEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget, QAbstractItemView
 
-from designer.canvas.scene import PART_MIME
+from designer.canvas.interactions import PART_MIME
 from designer.model.catalog import Catalog
 from designer.paths import icons_dir
 

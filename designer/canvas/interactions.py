@@ -1,0 +1,202 @@
+"""What the user's gestures on the canvas become: parts dropped from the palette, items dragged
+(snapped to the grid, moved into the container they are released over), links drawn between two
+items. Each finished gesture is one document edit; the scene then mirrors it."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtWidgets import QGraphicsScene
+
+from designer.canvas.items import GRID, LEAF_H, LEAF_W, NodeItem
+from designer.model import placement
+from designer.model.design import Design, Item
+from designer.model.errors import DesignerError
+from designer.topologies.base import Builder
+
+PART_MIME = "application/x-cluster-designer-part"  # a catalogue part dragged from the palette
+
+
+class Interactions:
+    """The scene's gestures. Items never edit the model; these turn what they did into edits."""
+
+    def __init__(self, scene: QGraphicsScene):  # the DesignScene (not imported: it owns this)
+        self.scene = scene
+        self.snap_enabled = True
+        self._alt_held = False  # Alt places freely, off the grid
+        # Asked when a link could use several media; tests replace it. (options) -> choice or None
+        self.choose_medium: Callable[[list[tuple[str, str]], str], str | None] | None = None
+
+    # --- moves ------------------------------------------------------------------------------------
+    def snap(self, value: QPointF) -> QPointF:
+        if not self.snap_enabled or self._alt_held:
+            return value
+        return QPointF(round(value.x() / GRID) * GRID, round(value.y() / GRID) * GRID)
+
+    def node_moved(self, node: NodeItem) -> None:
+        """While dragging: keep links attached and the containers around the moved item fitted."""
+        parent = node.parentItem()
+        refit = self.scene.refit({parent.item_id}) if isinstance(parent, NodeItem) else set()
+        self.scene.update_links_around({node.item_id}, refit)
+
+    def track_modifiers(self, event) -> None:
+        self._alt_held = bool(event.modifiers() & Qt.KeyboardModifier.AltModifier)
+
+    def positions_before_drag(self, event) -> dict[NodeItem, QPointF] | None:
+        """Where the selected items are before Qt moves them for this mouse move (None: the mouse
+        is not dragging items)."""
+        self.track_modifiers(event)
+        grabber = self.scene.mouseGrabberItem()
+        if not (event.buttons() & Qt.MouseButton.LeftButton) or not isinstance(grabber, NodeItem):
+            return None
+        return {n: n.pos() for n in self.scene.selectedItems() if isinstance(n, NodeItem)}
+
+    def snap_dragged(self, before: dict[NodeItem, QPointF]) -> None:
+        """After Qt moved the dragged items: the item under the mouse lands on the grid, the
+        others keep their offsets from it, and their links and containers follow."""
+        grabber = self.scene.mouseGrabberItem()
+        moved = [n for n, p in before.items() if n.pos() != p]
+        anchor = grabber if grabber in before else (moved[0] if moved else None)
+        if anchor is not None and moved:
+            target = self.snap(anchor.pos())
+            delta = target - anchor.pos()
+            if delta != QPointF(0, 0):
+                for node in moved:
+                    node.setPos(node.pos() + delta)
+        for node in moved:
+            if node.pos() != before[node]:
+                self.node_moved(node)
+
+    def commit_moves(self, release_at: QPointF | None = None) -> None:
+        """Turn the positions the user dragged items to into one undo step. Items released over
+        another container that accepts them (a server dragged onto a rack) move inside it."""
+        design = self.scene.design
+        positions: dict[str, tuple[float, float]] = {}
+        parents: dict[str, str | None] = {}
+        for node in self.scene.selectedItems():
+            if not isinstance(node, NodeItem):
+                continue
+            item = design.items.get(node.item_id)
+            if item is None or (node.pos().x(), node.pos().y()) == (item.x, item.y):
+                continue
+            x, y = node.pos().x(), node.pos().y()
+            target = self._drop_target(node, release_at) if release_at is not None else False
+            if target is not False:
+                new_parent = target.item_id if target is not None else None
+                problem = placement.reparent_problem(design, item.id, new_parent)
+                if problem:
+                    self.scene.message.emit(problem)
+                elif new_parent != item.parent:
+                    local = self.snap(target.mapFromScene(node.scenePos()) if target is not None else node.scenePos())
+                    parents[item.id] = new_parent
+                    x, y = local.x(), local.y()
+            positions[item.id] = (float(x), float(y))
+        if not positions:
+            return
+        if not self.scene.document.move_items(positions, parents):
+            self._restore_positions(list(positions))
+        elif parents:
+            first = next(iter(parents.values()))
+            where = design.items[first].label if first is not None else "the top level"
+            self.scene.message.emit(f"Moved {len(parents)} item{'s' if len(parents) > 1 else ''} into {where}")
+
+    def _drop_target(self, node: NodeItem, scene_pos: QPointF):
+        """The container under the release point that accepts this node (None: the top level), or
+        False to keep the current parent (nothing accepting there, or it is its own container)."""
+        for candidate in self.scene.items(scene_pos):
+            if not isinstance(candidate, NodeItem) or candidate is node or node.isAncestorOf(candidate):
+                continue
+            if candidate.isSelected():
+                continue  # moving along with it
+            if placement.can_drag_into(candidate.kind, node.kind):
+                return candidate
+        return None if node.parentItem() is not None and not self._inside_parent(node, scene_pos) else False
+
+    @staticmethod
+    def _inside_parent(node: NodeItem, scene_pos: QPointF) -> bool:
+        parent = node.parentItem()
+        return parent is None or parent.mapRectToScene(parent.rect()).contains(scene_pos)
+
+    def _restore_positions(self, ids) -> None:
+        for item_id in ids:
+            node, item = self.scene.nodes.get(item_id), self.scene.design.items.get(item_id)
+            if node is not None and item is not None:
+                node.setPos(item.x, item.y)
+        self.scene.update_links_around(set(ids))
+
+    # --- drops ------------------------------------------------------------------------------------
+    def container_for(self, kind: str, scene_pos: QPointF) -> NodeItem | None:
+        under = [item.item_id for item in self.scene.items(scene_pos) if isinstance(item, NodeItem)]
+        container_id = placement.container_under(self.scene.design, kind, under)
+        return self.scene.nodes[container_id] if container_id is not None else None
+
+    def drop_part(self, part_id: str, scene_pos: QPointF, count: int | None = None) -> list[str]:
+        """Create a catalogue part where it was dropped (inside the rack or server under it);
+        with a count, inside a new replicated group. Returns the created top item ids."""
+        catalog, design = self.scene.document.catalog, self.scene.design
+        part = catalog.get(part_id)
+        if part is None or part.kind == "medium":
+            self.scene.message.emit(f"'{part_id}' is not a part that can be placed")
+            return []
+        kind = part.kind
+        container = self.container_for("group" if count else kind, scene_pos)
+        parent_id = container.item_id if container is not None else None
+        local = container.mapFromScene(scene_pos) if container is not None else scene_pos
+        x = round((local.x() - LEAF_W / 2) / GRID) * GRID
+        y = round((local.y() - LEAF_H / 2) / GRID) * GRID
+        scratch = Design(items=dict(design.items), links=dict(design.links))
+        group_id = None
+        if count:
+            if not placement.can_hold("group", kind):
+                self.scene.message.emit(f"A {kind} cannot be replicated in a group; place it inside a server")
+                return []
+            group_id = scratch.new_id("group")
+            scratch.add_item(Item(group_id, "group", name=f"{count:,} × {part.name}", parent=parent_id, x=x, y=y, count=count))
+            parent_id, x, y = group_id, 20, 40
+        try:
+            if kind == "server":
+                prefix = scratch.new_id("node")
+                Builder(scratch, catalog).server(prefix, part.id, parent_id, x=x, y=y + 100)
+                top = prefix
+            else:
+                prefix = {"accelerator": "gpu", "cpu": "cpu", "nic": "nic", "switch": "switch", "rack": "rack"}[kind]
+                top = scratch.new_id(prefix)
+                scratch.add_item(Item(top, kind, name=placement.next_name(scratch, kind), part=part.id,
+                                      parent=parent_id, x=x, y=y))
+        except DesignerError as exc:  # refused with the model's or the generator's reason
+            self.scene.message.emit(f"Cannot place {part.name}: {exc}")
+            return []
+        new_items = [i for i_id, i in scratch.items.items() if i_id not in design.items]
+        new_links = [l for l_id, l in scratch.links.items() if l_id not in design.links]
+        text = f"Add {count} × {part.name}" if count else f"Add {part.name}"
+        if not self.scene.document.add_items(new_items, new_links, text):
+            return []
+        created = group_id or top
+        self.scene.select_ids([created])
+        where = f" inside {design.items[container.item_id].label}" if container is not None else ""
+        self.scene.message.emit(f"Added {part.name}{where}")
+        return [created]
+
+    # --- links ------------------------------------------------------------------------------------
+    def request_link(self, a_id: str, b_id: str) -> str | None:
+        catalog = self.scene.document.catalog
+        media = placement.link_media(self.scene.design, catalog, a_id, b_id)
+        if media.reason:
+            self.scene.message.emit(media.reason)
+            return None
+        if len(media.media) == 1:
+            medium = media.default
+        else:
+            options = [(m, catalog[m].name) for m in media.media]
+            chooser = self.choose_medium
+            if chooser is None:
+                return None
+            medium = chooser(options, f"{self.scene.design.items[a_id].label} — {self.scene.design.items[b_id].label}")
+            if medium is None:
+                self.scene.message.emit("Link cancelled")
+                return None
+        link_id = self.scene.document.add_link(a_id, b_id, medium, placement.default_lanes(catalog, medium))
+        if link_id:
+            self.scene.message.emit(f"Linked {self.scene.design.items[a_id].label} — {self.scene.design.items[b_id].label} over {catalog[medium].name}")
+        return link_id

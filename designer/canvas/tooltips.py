@@ -1,0 +1,60 @@
+"""The canvas tooltips: what a drawn item or link stands for, as rich text. Computed when asked
+for, not stored on 20,000 items."""
+
+from __future__ import annotations
+
+from designer.canvas import colors
+from designer.model.catalog import Catalog
+from designer.model.design import Design, Item, Link
+
+
+def node_tooltip(item: Item, catalog: Catalog) -> str:
+    lines = [f"<b>{_esc(item.label)}</b> ({item.kind}, id {_esc(item.id)})"]
+    if item.kind == "group":
+        lines.append(f"stands for ×{item.count:,} copies of its contents")
+    part = catalog.get(item.part)
+    if part is not None:
+        lines.append(_esc(part.name))
+        peaks = part.peak_tflops
+        if "bf16" in peaks:
+            lines.append(f"BF16 dense: {peaks['bf16']:,.0f} TFLOPS")
+        for key, label, unit in (("memory_gb", "Memory", "GB"), ("memory_bw_tb_per_s", "Memory bandwidth", "TB/s"),
+                                 ("ports", "Ports", ""), ("port_gbps", "Port speed", "Gb/s"),
+                                 ("power_w", "Power", "W"), ("system_power_w", "System power", "W"),
+                                 ("height_u", "Height", "U"), ("power_budget_kw", "Power budget", "kW")):
+            if part.get(key) is not None:
+                lines.append(f"{label}: {part.number(key):,g} {unit}".rstrip())
+        if part.media:
+            lines.append("Media: " + ", ".join(part.media))
+    return "<br>".join(lines)
+
+
+def link_tooltip(link: Link, design: Design, catalog: Catalog, utilization: float | None,
+                 bottleneck: bool) -> str:
+    """The link's ends, medium, bandwidth and copies, and what the last result says of it."""
+    medium = catalog.get(link.medium)
+    a, b = design.items.get(link.a), design.items.get(link.b)
+    lines = [f"<b>{_esc(a.label if a else link.a)} — {_esc(b.label if b else link.b)}</b>",
+             f"{_esc(medium.name if medium else link.medium)} × {link.lanes} lane{'s' if link.lanes != 1 else ''}"]
+    if medium is not None:
+        bw = medium.number("lane_gb_per_s") * link.lanes
+        lines.append(f"{bw:,.0f} GB/s per direction, {medium.number('latency_ns'):,.0f} ns")
+    copies = design.link_copies(link).instances
+    if copies > 1:
+        lines.append(f"stands for {copies:,} physical links")
+    if link.match is not None:
+        ga, gb = (design.items.get(g) for g in link.match)
+        problem = design.match_problem(link)
+        if problem:
+            lines.append(f"<span style='color:{colors.ERROR}'>{_esc(problem)}</span>")
+        elif ga is not None and gb is not None:
+            lines.append(f"copy i of {_esc(ga.label)} ↔ copy i of {_esc(gb.label)} only")
+    if utilization is not None:
+        lines.append(f"Utilization: {utilization * 100:.0f}%")
+    if bottleneck:
+        lines.append(f"<b style='color:{colors.BOTTLENECK}'>Bottleneck link</b>")
+    return "<br>".join(lines)
+
+
+def _esc(text: str) -> str:
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
