@@ -61,8 +61,8 @@ def run(gpus: int, catalog: Catalog, repeat: int = 3) -> tuple[float, float, int
     warm = evaluate(design, catalog, workload(plan))  # warm caches
     # A benchmark of an answer-less evaluation would be meaningless: everything must be timed (the
     # 405B plan does not fit in memory on the tiny sizes; that is a real answer).
-    untimed = warm["training"].get("step_time_s") is None and warm["training"].get("fits") is not False
-    if untimed or any(r["time_s"] is None for r in warm["collectives"]):
+    untimed = warm.training.step_time_s is None and warm.training.fits is not False
+    if untimed or any(row.time_s is None for row in warm.collectives):
         raise SystemExit(f"{gpus:,} accelerators: not all collectives / the training step were timed")
     best = float("inf")
     for _ in range(repeat):

@@ -4,7 +4,7 @@ From Python, with no Qt imported::
 
     from designer import load, evaluate
     result = evaluate(load("resources/examples/nvidia-superpod-h100-4su.cluster.json"))
-    result["compute"]["peak_tflops"]["bf16"]
+    result.compute.peak_tflops["bf16"]
 """
 
 from importlib import metadata as _metadata

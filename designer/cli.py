@@ -157,9 +157,9 @@ def example_summaries(catalog=None) -> list[dict]:
         rows.append({
             "id": path.name[: -len(".cluster.json")], "path": str(path), "name": design.name,
             "description": design.description, "summary": first_sentence(design.description),
-            "accelerators": inv.inventory(design, catalog, copies)["accelerators"],
-            "bf16_pflops": compute["peak_tflops"].get("bf16", 0) / 1000,
-            "pooled_tb": memory["pooled_gb"] / 1000,
+            "accelerators": inv.inventory(design, catalog, copies).accelerators,
+            "bf16_pflops": compute.peak_tflops.get("bf16", 0) / 1000,
+            "pooled_tb": memory.pooled_gb / 1000,
         })
     return rows
 

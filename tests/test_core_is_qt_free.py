@@ -9,7 +9,7 @@ from designer import load, evaluate, save
 from designer.topologies import generate
 save(generate("rail-fat-tree", nodes=32), {str(tmp_path / 'x.cluster.json')!r})
 result = evaluate(load({str(tmp_path / 'x.cluster.json')!r}))
-assert result["inventory"]["accelerators"] == 256
+assert result.inventory.accelerators == 256
 qt = sorted(m for m in sys.modules if m.split(".")[0] in ("PySide6", "shiboken6", "pyqtgraph"))
 print(qt)
 """

@@ -16,7 +16,7 @@ def superpod(catalog):
 
 
 def test_inventory_counts_through_the_hierarchy(superpod, catalog):
-    inv = evaluate(superpod, catalog)["inventory"]
+    inv = evaluate(superpod, catalog).as_dict()["inventory"]
     assert inv["accelerators"] == 1024
     assert inv["accelerator_models"] == {"h100-sxm": 1024}
     assert inv["servers"] == 128
@@ -26,7 +26,7 @@ def test_inventory_counts_through_the_hierarchy(superpod, catalog):
 
 
 def test_peak_throughput_is_parts_times_counts(superpod, catalog):
-    peaks = evaluate(superpod, catalog)["compute"]["peak_tflops"]
+    peaks = evaluate(superpod, catalog).as_dict()["compute"]["peak_tflops"]
     h100 = catalog["h100-sxm"].peak_tflops
     for precision, value in h100.items():
         assert peaks[precision] == pytest.approx(1024 * value, rel=1e-6)
@@ -34,7 +34,7 @@ def test_peak_throughput_is_parts_times_counts(superpod, catalog):
 
 
 def test_memory_and_power(superpod, catalog):
-    result = evaluate(superpod, catalog)
+    result = evaluate(superpod, catalog).as_dict()
     assert result["memory"]["hbm_gb"] == pytest.approx(1024 * catalog["h100-sxm"].number("memory_gb"))
     assert result["memory"]["hbm_tb_per_s"] == pytest.approx(1024 * catalog["h100-sxm"].number("memory_bw_tb_per_s"))
     dgx = catalog["dgx-h100"].number("system_power_w")
@@ -44,13 +44,13 @@ def test_memory_and_power(superpod, catalog):
 
 def test_removing_gpus_from_a_server_lowers_its_power(catalog):
     design = generate("server", catalog, platform="dgx-h100")
-    full = evaluate(design, catalog)["power"]["total_kw"]
+    full = evaluate(design, catalog).as_dict()["power"]["total_kw"]
     design.remove_item("node.gpu7")
-    assert evaluate(design, catalog)["power"]["total_kw"] == pytest.approx(full - 0.7)
+    assert evaluate(design, catalog).as_dict()["power"]["total_kw"] == pytest.approx(full - 0.7)
 
 
 def test_bill_of_materials_counts_cables_and_transceivers(superpod, catalog):
-    bom = evaluate(superpod, catalog)["bom"]
+    bom = evaluate(superpod, catalog).as_dict()["bom"]
     # 1,024 node-to-leaf cables and 1,024 leaf-to-spine cables, as in the SuperPOD reference.
     assert bom["cables_by_medium"]["ib-ndr"] == 2048
     assert bom["transceivers_by_medium"]["ib-ndr"] == 2048 * int(catalog["ib-ndr"].number("transceivers_per_cable"))
@@ -62,13 +62,15 @@ def test_bill_of_materials_counts_cables_and_transceivers(superpod, catalog):
 
 def test_result_is_immutable(superpod, catalog):
     result = evaluate(superpod, catalog)
+    with pytest.raises(AttributeError):
+        result.inventory.accelerators = 1
     with pytest.raises(TypeError):
-        result["inventory"]["accelerators"] = 1
+        result.inventory.accelerator_models["h100-sxm"] = 1
     assert result.as_dict()["inventory"]["accelerators"] == 1024
 
 
 def test_cost_is_reported_only_for_priced_parts(catalog):
-    result = evaluate(generate("server", catalog), catalog)
+    result = evaluate(generate("server", catalog), catalog).as_dict()
     assert result["cost"]["total_usd"] is None
     assert "h100-sxm" in result["cost"]["unpriced_parts"]
 
@@ -80,12 +82,12 @@ def test_evaluation_does_not_change_the_design(superpod, catalog):
 
 
 def test_empty_design_evaluates(catalog):
-    result = evaluate(Design(), catalog)
+    result = evaluate(Design(), catalog).as_dict()
     assert result["inventory"]["accelerators"] == 0 and result["power"]["total_kw"] == 0
 
 
 def test_sram_accelerators_count_as_pooled_memory_not_hbm(catalog):
     d = Design()
     d.add_item(Item("d1", "accelerator", part="dojo-d1"))
-    memory = evaluate(d, catalog)["memory"]
+    memory = evaluate(d, catalog).as_dict()["memory"]
     assert memory["hbm_gb"] == 0 and memory["sram_gb"] == pytest.approx(catalog["dojo-d1"].number("memory_gb"))

@@ -35,7 +35,7 @@ def _evaluated(example_id: str, catalog):
     if example_id not in _cache:
         started = time.perf_counter()
         design = load_design(EXAMPLES_DIR / f"{example_id}.cluster.json", catalog)
-        result = evaluate(design, catalog, workload={"collective": {"op": "allreduce", "sizes": [GB]}})
+        result = evaluate(design, catalog, workload={"collective": {"op": "allreduce", "sizes": [GB]}}).as_dict()
         _cache[example_id] = (design, result, time.perf_counter() - started)
     return _cache[example_id]
 
@@ -283,7 +283,7 @@ def test_build_script_regenerates_the_files_byte_for_byte(tmp_path, capsys):
 # --- generator features the examples rely on ---------------------------------------------------
 
 def errors(design, catalog):
-    return [f for f in evaluate(design, catalog)["lint"] if f["severity"] == "error"]
+    return [f for f in evaluate(design, catalog).as_dict()["lint"] if f["severity"] == "error"]
 
 
 @pytest.mark.parametrize("tiers", [2, 3])
@@ -291,7 +291,7 @@ def test_rail_fat_tree_adds_a_partial_unit_for_uneven_counts(catalog, tiers):
     from designer.topologies import generate
 
     design = generate("rail-fat-tree", catalog, nodes=1250 if tiers == 3 else 100, nodes_per_su=32)
-    inventory = evaluate(design, catalog)["inventory"]
+    inventory = evaluate(design, catalog).as_dict()["inventory"]
     assert inventory["accelerators"] == (10_000 if tiers == 3 else 800)
     assert "partial unit" in design.description
     assert errors(design, catalog) == []
@@ -302,7 +302,7 @@ def test_rail_fat_tree_builds_rail_pods_beyond_a_core_switchs_reach(catalog):
 
     # 100 units of 20 DGX A100 on 40-port HDR switches: the k = 40 fat tree (800 + 800 + 400).
     design = generate("rail-fat-tree", catalog, platform="dgx-a100", nodes=2000, nodes_per_su=20, switch="qm8700")
-    result = evaluate(design, catalog)
+    result = evaluate(design, catalog).as_dict()
     assert result["inventory"]["switch_models"]["qm8700"] == 2000
     assert result["inventory"]["accelerators"] == 16_000
     assert errors(design, catalog) == []
@@ -312,7 +312,7 @@ def test_pcie_fabric_grows_a_third_tier(catalog):
     from designer.topologies import generate
 
     design = generate("pcie-fabric", catalog, nodes=180)
-    assert evaluate(design, catalog)["inventory"]["accelerators"] == 5760
+    assert evaluate(design, catalog).inventory.accelerators == 5760
     assert "Three tiers" in design.description
     assert errors(design, catalog) == []
 

@@ -71,7 +71,7 @@ def test_example_opens_evaluates_and_renders_without_a_stall(gallery_window, pat
         _spin(0.3)  # the overlay and the hidden tabs are drawn in later turns
     design = window.document.design
     expected = next(r for r in cli.example_summaries() if r["path"] == str(path))
-    assert window.last_result["inventory"]["accelerators"] == expected["accelerators"]
+    assert window.last_result.inventory.accelerators == expected["accelerators"]
     assert len(window.scene.nodes) == len(design.items)
     assert window.windowTitle().startswith(path.name[: -len(".cluster.json")])
     # The view shows the whole design.

@@ -89,7 +89,7 @@ def test_ui_thread_never_stalls_while_editing_and_re_evaluating(make_window, tmp
     assert step[0] >= 20
     assert len(submitted) >= 5, "edits were not re-evaluated"
     assert window.evaluations > evaluations  # the newest design's result arrived (older ones dropped)
-    assert window.last_result["design"]["items"] == len(doc.design.items)
+    assert window.last_result.design.items == len(doc.design.items)
     assert max(gaps) < 100, (f"UI thread stalled {max(gaps)} ms (design: {len(doc.design.items)} items, "
                              f"{len(doc.design.links)} links); ResultsPanel.show_result took {shown_ms} ms")
 

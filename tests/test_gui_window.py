@@ -27,7 +27,7 @@ def test_first_evaluation_fills_results_and_status_bar(fat_tree):
     window = fat_tree
     assert window.last_result is not None
     assert window.results.result() is window.last_result
-    assert window.last_result["inventory"]["accelerators"] == 64 * 8
+    assert window.last_result.inventory.accelerators == 64 * 8
     assert window.eval_label.text().startswith("Evaluated in")
     rows = window.results.summary_table_rows()
     assert any(r[0] == "Accelerators" for r in rows)
@@ -40,7 +40,7 @@ def test_an_edit_is_re_evaluated(fat_tree):
     window.document.set_item("su", count=group.count * 2)
     assert window.scheduler.wait_idle(30_000)
     assert window.evaluations > n
-    assert window.last_result["inventory"]["accelerators"] == 2 * 64 * 8
+    assert window.last_result.inventory.accelerators == 2 * 64 * 8
 
 
 def test_inspector_refuses_an_invalid_count_in_place(fat_tree):
@@ -256,7 +256,7 @@ def test_workload_panel_choice_is_evaluated_saved_and_undoable(fat_tree, qtbot, 
     panel.model_combo.setCurrentText("gpt3-175b")
     assert doc.design.settings["workload"] == {"training": {"model": "gpt3-175b", "plan": "auto"}}
     assert doc.undo_stack.undoText() == "Change workload"
-    qtbot.waitUntil(lambda: window.evaluations > before and window.last_result["training"]["model"] == "gpt3-175b",
+    qtbot.waitUntil(lambda: window.evaluations > before and window.last_result.training.model == "gpt3-175b",
                     timeout=30_000)
     path = tmp_path / "with-workload.cluster.json"
     assert window.save_to(str(path))
@@ -266,5 +266,5 @@ def test_workload_panel_choice_is_evaluated_saved_and_undoable(fat_tree, qtbot, 
     doc.undo_stack.undo()
     assert "workload" not in doc.design.settings
     # Back to the engine's own choice for this design, shown in the panel.
-    qtbot.waitUntil(lambda: window.last_result["training"]["model"] != "gpt3-175b", timeout=30_000)
-    assert panel.model_combo.currentText() == window.last_result["training"]["model"]
+    qtbot.waitUntil(lambda: window.last_result.training.model != "gpt3-175b", timeout=30_000)
+    assert panel.model_combo.currentText() == window.last_result.training.model

@@ -113,7 +113,8 @@ def _explicit_pods(matched: Design) -> Design:
 
 
 def _figures(result) -> dict:
-    network = json.loads(json.dumps(result["network"], default=dict))
+    result = result.as_dict()
+    network = result["network"]
     for boundary in network.get("boundaries", ()):
         boundary.pop("links")  # drawn links crossing the boundary: fewer when drawn compactly
     collectives = [{k: v for k, v in dict(r).items() if k != "bottleneck"} for r in result["collectives"]]

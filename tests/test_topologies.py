@@ -18,7 +18,7 @@ def errors(design, catalog):
 def test_server_template_builds_any_platform(catalog, platform):
     design = generate("server", catalog, platform=platform)
     part = catalog[platform]
-    assert evaluate(design, catalog)["inventory"]["accelerators"] == int(part.number("accelerator_slots"))
+    assert evaluate(design, catalog).inventory.accelerators == int(part.number("accelerator_slots"))
     assert errors(design, catalog) == []
 
 
@@ -58,7 +58,7 @@ def test_rail_fat_tree_oversubscription_halves_uplinks(catalog):
 
 def test_rail_fat_tree_scales_to_three_tiers_with_few_items(catalog):
     design = generate("rail-fat-tree", catalog, nodes=1280, nodes_per_su=32)
-    assert evaluate(design, catalog)["inventory"]["accelerators"] == 10240
+    assert evaluate(design, catalog).inventory.accelerators == 10240
     assert len(design.items) < 120
     assert errors(design, catalog) == []
 
@@ -66,19 +66,19 @@ def test_rail_fat_tree_scales_to_three_tiers_with_few_items(catalog):
 @pytest.mark.parametrize("oversubscription", [1, 3])
 def test_fat_tree_two_tiers(catalog, oversubscription):
     design = generate("fat-tree", catalog, nodes=32, oversubscription=oversubscription)
-    assert evaluate(design, catalog)["inventory"]["accelerators"] == 256
+    assert evaluate(design, catalog).inventory.accelerators == 256
     assert errors(design, catalog) == []
 
 
 def test_fat_tree_three_tiers(catalog):
     design = generate("fat-tree", catalog, nodes=1024, tiers=3)
-    assert evaluate(design, catalog)["inventory"]["accelerators"] == 8192
+    assert evaluate(design, catalog).inventory.accelerators == 8192
     assert errors(design, catalog) == []
 
 
 def test_torus_3d_block_with_wraparound(catalog):
     design = generate("torus", catalog, dims="4x4x4")
-    assert evaluate(design, catalog)["inventory"]["accelerators"] == 64
+    assert evaluate(design, catalog).inventory.accelerators == 64
     chip_links = [l for l in design.links.values()]
     assert len(chip_links) == 64 * 3  # every chip has 6 neighbours, each link counted once
     assert errors(design, catalog) == []
@@ -86,13 +86,13 @@ def test_torus_3d_block_with_wraparound(catalog):
 
 def test_torus_2d_open_mesh(catalog):
     design = generate("torus", catalog, dims="5x5", wrap=0, platform="dojo-training-tile", gpu="dojo-d1", gpus_per_node=25)
-    assert evaluate(design, catalog)["inventory"]["accelerators"] == 25
+    assert evaluate(design, catalog).inventory.accelerators == 25
     assert len(design.links) == 2 * 5 * 4
 
 
 def test_pcie_fabric(catalog):
     design = generate("pcie-fabric", catalog, nodes=4)
-    inv = evaluate(design, catalog)["inventory"]
+    inv = evaluate(design, catalog).as_dict()["inventory"]
     assert inv["accelerators"] == 4 * int(catalog["supernode-32"].number("accelerator_slots"))
     assert errors(design, catalog) == []
 

@@ -196,6 +196,6 @@ def test_real_engine_on_the_worker_thread(qtbot):
         with qtbot.waitSignal(s.finished, timeout=30_000) as blocker:
             s.request(design.snapshot(), None)
         result = blocker.args[1]
-        assert result["inventory"]["accelerators"] == 32
+        assert result.inventory.accelerators == 32
     finally:
         s.shutdown()

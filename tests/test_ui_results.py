@@ -1,5 +1,7 @@
-"""The results panel: summary rows, plots updated in place, lint clicks, PNG export, workload panel."""
+"""The results panel on real evaluations: summary rows, plots updated in place, lint clicks, PNG
+export, workload panel. Every result comes from `evaluate()`; if the engine fails, these fail."""
 
+import dataclasses
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -8,65 +10,44 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QImage
 
-from designer.engine.result import Result, freeze
+from designer.canvas import colors
+from designer.engine import views
+from designer.engine.evaluate import evaluate
+from designer.engine.sections import LinkLoad, LinkPhase, Utilization
 from designer.engine.summary import format_value, summary_rows
+from designer.model.design import Design, Item
+from designer.topologies import generate
 from designer.ui.results import ResultsPanel
 
+SMALL_MESSAGES = {"collective": {"op": "allreduce", "sizes": ["1M", "16M"]}}
 
-# -- results ------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def real_result():
-    """A real evaluation of a generated 64-node rail-optimized fat tree."""
-    try:
-        from designer.engine.evaluate import evaluate
-        from designer.topologies import generate
-
-        design = generate("rail-fat-tree", nodes=64)
-        return evaluate(design)
-    except Exception as exc:  # the catalogue and generators are written concurrently
-        pytest.skip(f"no real evaluation available yet: {exc}")
+def fat_tree():
+    """A generated 64-node rail-optimized fat tree (512 accelerators)."""
+    return generate("rail-fat-tree", nodes=64)
 
 
-def _collectives(busbw_scale=1.0):
-    rows = []
-    for alg, latency, bw in (("ring", 80e-6, 360e9), ("tree", 30e-6, 300e9), ("nvls", 20e-6, 450e9)):
-        for size in (2**20, 2**24, 2**30, 2**33):
-            t = latency + 2 * 511 / 512 * size / (bw * busbw_scale)
-            algbw = size / t / 1e9
-            rows.append({"op": "allreduce", "algorithm": alg, "ranks": 512, "bytes": size, "time_s": t,
-                         "algbw_gb_per_s": algbw, "busbw_gb_per_s": algbw * 2 * 511 / 512,
-                         "bound_time_s": t * 0.9, "bottleneck": "spine uplink (scale-out)"})
-    best = {}
-    for r in rows:
-        if r["bytes"] not in best or r["time_s"] < best[r["bytes"]]["time_s"]:
-            best[r["bytes"]] = r
-    rows += [dict(r, algorithm="auto", chosen=r["algorithm"]) for r in best.values()]
-    return rows
+@pytest.fixture(scope="module")
+def real_result(fat_tree):
+    result = evaluate(fat_tree)
+    assert result.training.step_time_s is not None and result.utilization.gpus, "the fixture must be timed"
+    return result
 
 
-def _utilization(level):
-    """The engine's shape: per-GPU fractions and per-phase link records."""
-    tp = [{"link": f"nv{i}", "tier": "scale-up", "utilization": level * (1 - i / 40), "copies": 1} for i in range(32)]
-    dp = [{"link": f"ib{i}", "tier": "scale-out", "utilization": level * 0.5, "copies": 1} for i in range(16)]
-    return {"gpus": [{"group": "gpu0", "count": 8, "compute": 0.7, "communication": 0.2, "idle": 0.1}],
-            "phases": [{"phase": "training tp", "links": tp}, {"phase": "training dp", "links": dp}]}
+@pytest.fixture(scope="module")
+def linted_result(fat_tree):
+    """The fat tree with two parts the catalogue does not know: two lint errors."""
+    design = fat_tree.snapshot()
+    design.add_item(Item(id="stray-switch", kind="switch", part="no-such-switch"))
+    design.add_item(Item(id="stray-nic", kind="nic", part="no-such-nic"))
+    return evaluate(design)
 
 
-TRAINING = {"step_time_s": 10.0, "compute_s": 7.0, "exposed_tp_s": 1.0, "exposed_pp_s": 0.5, "exposed_dp_s": 0.5,
-            "bubble_s": 1.0, "tflops_per_gpu": 400.0, "mfu": 0.40, "tokens_per_s": 150_000.0, "days": 23.1,
-            "memory_per_gpu_gb": 61.5, "fits": True,
-            "plan": {"tp": 8, "pp": 8, "dp": 8, "mb": 1, "recompute": "selective", "zero": 1}}
-
-
-def _with_network(result, level=0.8, busbw_scale=1.0, lint=None):
-    sections = result.as_dict()
-    sections["collectives"] = _collectives(busbw_scale)
-    sections["utilization"] = _utilization(level)
-    sections["training"] = dict(TRAINING)
-    if lint is not None:
-        sections["lint"] = lint
-    return Result(freeze(sections), seconds=0.01)
+@pytest.fixture(scope="module")
+def empty_result():
+    """A design with nothing drawn: no network, collectives, training or utilization."""
+    return evaluate(Design(name="empty"))
 
 
 @pytest.fixture
@@ -85,31 +66,26 @@ def test_summary_shows_exactly_the_summary_rows_of_a_real_evaluation(panel, real
     expected = [(m, format_value(v), u) for m, v, u in summary_rows(real_result)]
     assert panel.summary_table_rows() == expected
     assert ("Accelerators", "512", "count") in panel.summary_table_rows()
-    assert panel.summary_page.showing_content
+    assert panel.summary.page.showing_content
 
 
-def test_missing_sections_say_not_computed_instead_of_failing(panel, real_result):
-    core = {k: v for k, v in real_result.as_dict().items() if k not in ("collectives", "utilization", "training")}
-    panel.show_result(Result(freeze(core)))
+def test_a_design_without_accelerators_says_not_computed(panel, empty_result):
+    panel.show_result(empty_result)
     panel.summary_table_rows()  # draws every tab
-    assert not panel.collectives_page.showing_content
-    assert "not computed" in panel.collectives_page.message.text()
-    assert "not computed" in panel.utilization_page.message.text()
-    assert "not computed" in panel.training_plot_page.message.text()
-    assert panel.training_labels["mfu"].text() == "not computed"
+    assert ("Accelerators", "0", "count") in panel.summary_table_rows()
+    assert not panel.collectives.page.showing_content
+    assert "not computed" in panel.collectives.page.message.text()
+    assert "not computed" in panel.utilization.page.message.text()
+    assert "no accelerators" in panel.training.plot_page.message.text()
+    assert panel.training.labels["mfu"].text() == "not computed"
+    assert panel.training.labels["fits"].text() == "NO — the design has no accelerators"
 
 
-def test_an_empty_or_malformed_result_does_not_crash(panel):
-    panel.show_result(Result(freeze({})))
-    assert "not computed" in panel.summary_page.message.text()
-    panel.show_result(Result(freeze({"collectives": [{"op": "allreduce"}], "utilization": {"links": "bad"},
-                                     "training": {"mfu": "n/a"}, "lint": [{"severity": "weird"}]})))
-    assert panel.lint_findings_shown() == [("weird", "", "")]
-
-
-def test_show_state(panel):
+def test_show_state(panel, real_result):
     panel.show_state("Evaluating…")
     assert panel.state_label.text() == "Evaluating…"
+    panel.show_result(real_result)
+    assert panel.state_label.text().startswith("Evaluated in ")
 
 
 # -- plots --------------------------------------------------------------------------------------
@@ -118,54 +94,99 @@ def test_plot_names():
     assert ResultsPanel.PLOTS == ("collectives", "utilization", "training")
 
 
-def test_plot_items_are_reused_across_results_and_updated_by_setdata(panel, real_result):
-    panel.show_result(_with_network(real_result, level=0.8, busbw_scale=1.0))
+def test_plot_items_are_reused_across_results_and_updated_by_setdata(panel, fat_tree, real_result):
+    panel.show_result(real_result)
     first = {name: panel.plot_items(name) for name in panel.plot_names()}
-    util_before = first["utilization"]["tier:scale-up"].getData()[1].max()
     busbw_before = first["collectives"]["busbw:ring"].getData()[1].max()
     counts = {name: len(panel.plot_widget(name).scene().items()) for name in panel.plot_names()}
 
-    panel.show_result(_with_network(real_result, level=0.4, busbw_scale=0.5))
+    panel.show_result(evaluate(fat_tree, workload=SMALL_MESSAGES))
     second = {name: panel.plot_items(name) for name in panel.plot_names()}
     for name in panel.plot_names():
         assert first[name].keys() == second[name].keys(), name
         for key in first[name]:
             assert first[name][key] is second[name][key], f"{name}/{key} was rebuilt"
         assert len(panel.plot_widget(name).scene().items()) == counts[name], f"{name}: items added"
-    # ...and the data did change.
-    assert second["utilization"]["tier:scale-up"].getData()[1].max() == pytest.approx(util_before / 2)
+    # ...and the data did change: small messages never reach the bus bandwidth of 8 GiB ones.
     assert second["collectives"]["busbw:ring"].getData()[1].max() < busbw_before
 
 
 def test_collectives_plot_has_a_curve_per_algorithm_log_axes_units_and_emphasis(panel, real_result):
-    panel.show_result(_with_network(real_result))
+    panel.show_result(real_result)
     items = panel.plot_items("collectives")
-    assert {"time:ring", "time:tree", "time:nvls", "time:auto", "busbw:ring"} <= set(items)
-    for plot in (panel.time_plot, panel.busbw_plot):
+    algorithms = set(views.collective_rows(real_result, "allreduce", 512))
+    assert {f"time:{a}" for a in algorithms} <= set(items) and "time:auto" in items
+    tab = panel.collectives
+    for plot in (tab.time_plot, tab.busbw_plot):
         assert plot.getAxis("bottom").logMode
         assert plot.getAxis("bottom").labelText == "Message size" and plot.getAxis("bottom").labelUnits == "B"
-    assert panel.time_plot.getAxis("left").labelUnits == "s"
-    assert panel.busbw_plot.getAxis("left").labelUnits == "GB/s"
-    # nvls is fastest at every size in this data: it is the chosen one, drawn thicker.
-    assert items["time:nvls"].opts["pen"].widthF() > items["time:ring"].opts["pen"].widthF()
-    assert "nvls" in panel.collectives_info.text()
-    legend_names = [label.text for _, label in panel.busbw_legend.items]
-    assert "nvls (chosen)" in legend_names and "ring" in legend_names
+    assert tab.time_plot.getAxis("left").labelUnits == "s"
+    assert tab.busbw_plot.getAxis("left").labelUnits == "GB/s"
+    # The algorithm auto picks for the largest message is drawn thicker than one it never picks.
+    auto = views.collective_rows(real_result, "allreduce", 512)["auto"]
+    chosen = {row.chosen for row in auto}
+    largest = max(auto, key=lambda row: row.bytes).chosen
+    others = algorithms - chosen - {"auto"}
+    assert others, "the fixture must time an algorithm auto never picks"
+    other = sorted(others)[0]
+    assert items[f"time:{largest}"].opts["pen"].widthF() > items[f"time:{other}"].opts["pen"].widthF()
+    assert items[f"time:{other}"].opts["pen"].color().name() == colors.ALGORITHM[other].lower()
+    assert f"auto picks <b>{largest}</b>" in tab.info.text()
+    legend_names = [label.text for _, label in tab.busbw_legend.items]
+    assert f"{largest} (chosen)" in legend_names and other in legend_names
 
 
 def test_training_breakdown_and_figures(panel, real_result):
-    panel.show_result(_with_network(real_result))
+    panel.show_result(real_result)
     bars = panel.plot_items("training")
-    assert bars["compute_s"].opts["width"][0] == 7.0
-    assert bars["exposed_tp_s"].opts["x0"][0] == 7.0
-    assert panel.training_labels["mfu"].text() == "40.0%"
-    assert panel.training_labels["fits"].text() == "yes"
-    assert "150,000" in panel.training_labels["tokens_per_s"].text()
-    assert "TP 8" in panel.training_labels["plan"].text()
+    t = real_result.training
+    assert bars["compute_s"].opts["width"][0] == t.compute_s
+    assert bars["exposed_tp_s"].opts["x0"][0] == t.compute_s
+    labels = panel.training.labels
+    assert labels["mfu"].text() == f"{t.mfu:.1%}"
+    assert labels["fits"].text() == "yes"
+    assert labels["plan"].text().startswith(f"TP {t.plan.tp} · PP {t.plan.pp} · DP {t.plan.dp}")
+    assert labels["memory_per_gpu_gb"].text().startswith(f"{t.memory_per_gpu_gb.total:,.1f} GB of ")
+
+
+def test_utilization_plots_the_engines_link_loads_in_tier_colours(panel, real_result):
+    panel.show_result(real_result)
+    items = panel.plot_items("utilization")
+    loads = views.tier_link_loads(real_result)
+    assert {f"tier:{tier}" for tier in loads} <= set(items)
+    for tier, links in loads.items():
+        _, y = items[f"tier:{tier}"].getData()
+        assert max(y) == pytest.approx(100 * max(link.utilization for link in links))
+        assert items[f"tier:{tier}"].opts["pen"].color().name() == colors.TIER[tier].lower()
+    split = views.gpu_time_split(real_result)
+    assert items["gpu:compute"].opts["width"][0] == pytest.approx(100 * split["compute"])
+
+
+def test_utilization_weights_replicated_links_by_their_copies(panel, real_result):
+    """Each link counts once per copy; "all phases" takes every link at its busiest phase."""
+    phases = (
+        LinkPhase("tp", (LinkLoad("a", "scale-up", 0.9, 1), LinkLoad("b", "scale-up", 0.3, 3)), {}),
+        LinkPhase("dp", (LinkLoad("c", "scale-out", 0.5, 4), LinkLoad("b", "scale-up", 0.6, 3)), {}),
+    )
+    result = dataclasses.replace(real_result, utilization=Utilization(gpus=(), phases=phases))
+    panel.show_result(result)
+    panel.tabs.setCurrentWidget(panel.utilization.page)
+    assert panel.utilization.page.showing_content
+    combo = panel.utilization.phase_combo
+    assert [combo.itemText(i) for i in range(combo.count())] == ["all phases (busiest)", "dp", "tp"]
+    x, y = panel.plot_items("utilization")["tier:scale-up"].getData()
+    # a at 90 % (1 copy), b at its busiest 60 % (3 copies): a owns the first 25 % of the axis.
+    assert list(y) == [90.0, 90.0, 60.0, 60.0]
+    assert list(x) == [0.0, 25.0, 25.0, 100.0]
+    combo.setCurrentText("tp")
+    x, y = panel.plot_items("utilization")["tier:scale-up"].getData()
+    assert list(y) == [90.0, 90.0, 30.0, 30.0]
+    assert len(panel.plot_items("utilization")["tier:scale-out"].getData()[0] or []) == 0
+    assert "Per-GPU breakdown not computed" in panel.utilization.info.text()
 
 
 def test_export_plot_png_writes_a_white_png(panel, real_result, tmp_path):
-    panel.show_result(_with_network(real_result))
+    panel.show_result(real_result)
     for name in panel.plot_names():
         path = tmp_path / f"{name}.png"
         panel.export_plot_png(name, str(path))
@@ -178,60 +199,75 @@ def test_export_plot_png_writes_a_white_png(panel, real_result, tmp_path):
         panel.export_plot_png("nonsense", str(tmp_path / "x.png"))
 
 
+def test_plots_are_white_whatever_the_global_pyqtgraph_configuration(qtbot, real_result):
+    import pyqtgraph as pg
+
+    before = pg.getConfigOption("background")
+    pg.setConfigOptions(background="k", foreground="w")
+    try:
+        p = ResultsPanel()
+        qtbot.addWidget(p)
+        p.show_result(real_result)
+        for name in p.plot_names():
+            assert p.plot_widget(name).backgroundBrush().color().name() == "#ffffff", name
+    finally:
+        pg.setConfigOptions(background=before, foreground="k")
+
+
 # -- lint ---------------------------------------------------------------------------------------
 
-LINT = [{"severity": "error", "item": "leaf-3", "message": "switch leaf-3 has 70 links but 64 ports"},
-        {"severity": "warning", "item": "rack-2", "message": "rack rack-2 is over its power budget"}]
-
-
-def test_clicking_a_lint_finding_emits_its_item_id(panel, qtbot, real_result):
-    panel.show_result(_with_network(real_result, lint=LINT))
-    panel.tabs.setCurrentWidget(panel.lint_page)
-    tree = panel.lint_list
-    assert panel.lint_findings_shown()[0] == ("error", "leaf-3", "switch leaf-3 has 70 links but 64 ports")
-    assert "1 error" in panel.tabs.tabText(panel.tabs.indexOf(panel.lint_page))
+def test_clicking_a_lint_finding_emits_its_item_id(panel, qtbot, linted_result):
+    panel.show_result(linted_result)
+    panel.tabs.setCurrentWidget(panel.lint.page)
+    tree = panel.lint.tree
+    shown = panel.lint_findings_shown()
+    assert shown == [(f.severity, f.item, f.message) for f in linted_result.lint]
+    assert {row[1] for row in shown} >= {"stray-switch", "stray-nic"}
+    assert "2 errors" in panel.tabs.tabText(panel.tabs.indexOf(panel.lint.page))
     row = tree.topLevelItem(1)
     rect = tree.visualItemRect(row)
     with qtbot.waitSignal(panel.findingActivated, timeout=1000) as blocker:
         qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    assert blocker.args == ["rack-2"]
+    assert blocker.args == [shown[1][1]]
     tree.setCurrentItem(tree.topLevelItem(0))
     tree.setFocus()
     with qtbot.waitSignal(panel.findingActivated, timeout=1000) as blocker:
         qtbot.keyClick(tree, Qt.Key.Key_Return)
-    assert blocker.args == ["leaf-3"]
+    assert blocker.args == [shown[0][1]]
 
 
 def test_a_clean_design_says_so(panel, real_result):
-    panel.show_result(_with_network(real_result, lint=[]))
-    assert "No findings" in panel.lint_page.message.text()
+    assert not real_result.lint
+    panel.show_result(real_result)
+    assert "No findings" in panel.lint.page.message.text()
 
 
 # -- workload panel -----------------------------------------------------------------------------
 
 def test_workload_panel_changes_emit_workload_changed(panel, qtbot):
     panel.tabs.setCurrentWidget(panel.training_page)
-    assert panel.model_combo.count() >= 5
+    form = panel.training.workload_form
+    assert form.model_combo.count() >= 5
     with qtbot.waitSignal(panel.workloadChanged, timeout=1000) as blocker:
-        panel.model_combo.setCurrentText("llama2-70b")
+        form.model_combo.setCurrentText("llama2-70b")
     assert blocker.args[0] == {"training": {"model": "llama2-70b", "plan": "auto"}}
-    assert not panel.tp_spin.isEnabled()
+    assert not form.tp_spin.isEnabled()
 
     with qtbot.waitSignal(panel.workloadChanged, timeout=1000) as blocker:
-        qtbot.mouseClick(panel.auto_plan, Qt.MouseButton.LeftButton,
-                         pos=QPoint(8, panel.auto_plan.height() // 2))  # on the check indicator
-    assert panel.tp_spin.isEnabled()
+        qtbot.mouseClick(form.auto_plan, Qt.MouseButton.LeftButton,
+                         pos=QPoint(8, form.auto_plan.height() // 2))  # on the check indicator
+    assert form.tp_spin.isEnabled()
     plan = blocker.args[0]["training"]["plan"]
     assert set(plan) == {"tp", "pp", "dp", "mb", "recompute", "zero"}
 
     with qtbot.waitSignal(panel.workloadChanged, timeout=1000) as blocker:
-        panel.pp_spin.setValue(4)
+        form.pp_spin.setValue(4)
     assert blocker.args[0]["training"]["plan"]["pp"] == 4
     with qtbot.waitSignal(panel.workloadChanged, timeout=1000) as blocker:
-        panel.recompute_combo.setCurrentText("full")
+        form.recompute_combo.setCurrentText("full")
     assert blocker.args[0]["training"]["plan"]["recompute"] == "full"
     with qtbot.waitSignal(panel.workloadChanged, timeout=1000) as blocker:
-        panel.zero_combo.setCurrentIndex(3)
+        form.zero_combo.setCurrentIndex(3)
     assert blocker.args[0]["training"]["plan"]["zero"] == 3
 
 
@@ -243,27 +279,3 @@ def test_set_workload_does_not_emit(panel, qtbot):
     panel.set_workload(workload)
     assert seen == []
     assert panel.workload() == workload
-
-
-def test_utilization_weights_replicated_links_by_their_copies(panel):
-    """Each link counts once per copy; "all phases" takes every link at its busiest phase."""
-    section = {"phases": [
-        {"phase": "tp", "links": [{"link": "a", "tier": "scale-up", "utilization": 0.9, "copies": 1},
-                                  {"link": "b", "tier": "scale-up", "utilization": 0.3, "copies": 3}]},
-        {"phase": "dp", "links": [{"link": "c", "tier": "scale-out", "utilization": 0.5, "copies": 4},
-                                  {"link": "b", "tier": "scale-up", "utilization": 0.6, "copies": 3}]},
-    ]}
-    panel.show_result(Result(freeze({"utilization": section})))
-    panel.tabs.setCurrentWidget(panel.utilization_page)
-    assert panel.utilization_page.showing_content
-    labels = [panel.phase_combo.itemText(i) for i in range(panel.phase_combo.count())]
-    assert labels == ["all phases (busiest)", "dp", "tp"]
-    x, y = panel.plot_items("utilization")["tier:scale-up"].getData()
-    # a at 90 % (1 copy), b at its busiest 60 % (3 copies): a owns the first 25 % of the axis.
-    assert list(y) == [90.0, 90.0, 60.0, 60.0]
-    assert list(x) == [0.0, 25.0, 25.0, 100.0]
-    panel.phase_combo.setCurrentText("tp")
-    x, y = panel.plot_items("utilization")["tier:scale-up"].getData()
-    assert list(y) == [90.0, 90.0, 30.0, 30.0]
-    assert len(panel.plot_items("utilization")["tier:scale-out"].getData()[0] or []) == 0
-    assert "Per-GPU breakdown not computed" in panel.utilization_info.text()

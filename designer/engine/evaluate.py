@@ -9,7 +9,24 @@ from designer.engine import inventory as inv
 from designer.engine import training as train
 from designer.engine import workloads
 from designer.engine.network import build_fabric, network_summary
-from designer.engine.result import Result, freeze, freeze_owned
+from designer.engine.result import Result
+from designer.engine.sections import (
+    Bottleneck,
+    BoundaryCut,
+    CollectiveRow,
+    DesignInfo,
+    GpuTime,
+    MemoryPerGpu,
+    Network,
+    Plan,
+    ScaleOutTier,
+    ScaleUpTier,
+    StepSegment,
+    SwitchLevel,
+    Training,
+    Utilization,
+    read_only,
+)
 from designer.model.catalog import Catalog, default_catalog
 from designer.model.design import Design
 from designer.model.errors import DesignerError
@@ -32,39 +49,39 @@ def evaluate(design: Design, catalog: Catalog | None = None, workload: dict | No
     link_copies = design.all_link_copies(chains)
     bom = inv.bill_of_materials(design, catalog, copies, link_copies, chains)
     compute, memory = inv.compute_and_memory(design, catalog, copies)
-    sections = {
-        "design": {"name": design.name, "items": len(design.items), "links": len(design.links)},
-        "inventory": inv.inventory(design, catalog, copies, link_copies),
-        "bom": bom,
-        "compute": compute,
-        "memory": memory,
-        "power": inv.power(design, catalog, copies),
-        "cost": inv.cost(bom),
-        "lint": [finding.as_dict() for finding in lint(design, catalog, link_copies)],
-    }
-    sections.update(performance(design, catalog, workload, copies, chains, link_copies))
-    for phase in sections["utilization"]["phases"]:
-        # Fresh per-link records (train.link_phase): wrapped, not copied, by freeze.
-        if isinstance(phase.get("links"), list):
-            phase["links"] = freeze_owned(phase["links"])
-    return Result(freeze(sections), seconds=time.perf_counter() - started)
+    network, collectives, training, utilization = performance(design, catalog, workload, copies, chains, link_copies)
+    return Result(
+        design=DesignInfo(name=design.name, items=len(design.items), links=len(design.links)),
+        inventory=inv.inventory(design, catalog, copies, link_copies),
+        bom=bom,
+        compute=compute,
+        memory=memory,
+        power=inv.power(design, catalog, copies),
+        cost=inv.cost(bom),
+        lint=tuple(lint(design, catalog, link_copies)),
+        network=network,
+        collectives=collectives,
+        training=training,
+        utilization=utilization,
+        seconds=time.perf_counter() - started,
+    )
 
 
 def performance(design: Design, catalog: Catalog, workload: dict | None, copies: dict | None = None,
-                chains: dict | None = None, link_copies: dict | None = None) -> dict:
+                chains: dict | None = None, link_copies: dict | None = None
+                ) -> tuple[Network, tuple[CollectiveRow, ...], Training, Utilization]:
     """The network, collectives, training and utilization sections."""
     workload = workload if workload is not None else (design.settings.get("workload") or {})
     fabric = build_fabric(design, catalog, copies, chains, link_copies)
-    out = {"network": network_summary(fabric)}
+    network = _network(network_summary(fabric))
     if fabric.rep is None:
-        return {**out, "collectives": [], "training": {"fits": False, "why": "the design has no accelerators"},
-                "utilization": {"gpus": [], "phases": []}}
+        return network, (), Training(fits=False, why="the design has no accelerators"), Utilization(gpus=(), phases=())
     spec = dict(workload.get("collective") or {})
     op = spec.get("op", "allreduce")
     sizes = spec.get("sizes") or DEFAULT_SIZES
     sizes = [coll.parse_size(s) if isinstance(s, str) else int(s) for s in sizes]
     rows, link_util = coll.collective_rows(fabric, op, sizes, spec.get("algorithm", "auto"), spec.get("ranks"))
-    out["collectives"] = rows
+    collectives = tuple(_collective_row(row) for row in rows)
     phases = []
     if link_util.get("util") is not None:
         phases.append(train.link_phase(fabric, link_util["phase"], link_util["util"]))
@@ -89,7 +106,50 @@ def performance(design: Design, catalog: Catalog, workload: dict | None, copies:
     except train.PlanError:
         raise
     except DesignerError as exc:
-        training, util = {"fits": False, "why": str(exc), "plan": tspec.get("plan")}, {}
-    out["training"] = training
-    out["utilization"] = {"gpus": util.get("gpus", []), "phases": phases + util.get("phases", [])}
-    return out
+        training = Training(fits=False, why=str(exc), plan=_requested_plan(tspec.get("plan")))
+        return network, collectives, training, Utilization(gpus=(), phases=tuple(phases))
+    utilization = Utilization(gpus=_gpu_times(util.get("gpus", ())), phases=tuple(phases + util.get("phases", [])))
+    return network, collectives, _training(training), utilization
+
+
+# The network, collective and training computations work in plain dicts (their search loops and
+# tests read them so); these type them for the Result, field for key.
+
+def _network(summary: dict) -> Network:
+    if not summary["tiers"]:
+        return Network(accelerators=0, scale_up=None, scale_out=None, diameter_hops=None, boundaries=())
+    up, out = summary["tiers"]["scale-up"], summary["tiers"]["scale-out"]
+    return Network(
+        accelerators=summary["accelerators"],
+        scale_up=ScaleUpTier(**{**up, "media": tuple(up["media"])}),
+        scale_out=ScaleOutTier(**{**out, "media": tuple(out["media"]),
+                                  "oversubscription": tuple(SwitchLevel(**level) for level in out["oversubscription"])}),
+        diameter_hops=summary["diameter_hops"],
+        boundaries=tuple(BoundaryCut(**boundary) for boundary in summary["boundaries"]),
+    )
+
+
+def _collective_row(row: dict) -> CollectiveRow:
+    bottleneck = row["bottleneck"]
+    return CollectiveRow(**{**row, "bottleneck": Bottleneck(**bottleneck) if bottleneck is not None else None})
+
+
+def _requested_plan(plan):
+    return read_only(plan) if isinstance(plan, dict) else plan
+
+
+def _training(training: dict) -> Training:
+    plan, memory = training.get("plan"), training.get("memory_per_gpu_gb")
+    return Training(**{**training, "plan": Plan(**plan) if isinstance(plan, dict) else plan,
+                       "memory_per_gpu_gb": MemoryPerGpu(**memory) if memory is not None else None})
+
+
+def _gpu_times(gpus) -> tuple[GpuTime, ...]:
+    segments: dict[int, tuple[StepSegment, ...]] = {}  # every accelerator shares one step's segments
+    out = []
+    for gpu in gpus:
+        key = id(gpu["segments"])
+        if key not in segments:
+            segments[key] = tuple(StepSegment(**segment) for segment in gpu["segments"])
+        out.append(GpuTime(**{**gpu, "segments": segments[key]}))
+    return tuple(out)

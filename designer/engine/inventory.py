@@ -9,6 +9,7 @@ from designer.model.catalog import PRECISIONS, Catalog
 from designer.model.design import Design
 from designer.model.power import item_power_w
 from designer.engine.result import rounded
+from designer.engine.sections import BillOfMaterials, BomRow, Compute, Cost, Inventory, Memory, Power, RackPower, read_only
 
 
 def multiplicities(design: Design) -> dict[str, int]:
@@ -39,7 +40,7 @@ def _enclosing_server(items, chains: dict, item_id: str):
     return None
 
 
-def inventory(design: Design, catalog: Catalog, copies: dict[str, int], link_copies: dict | None = None) -> dict:
+def inventory(design: Design, catalog: Catalog, copies: dict[str, int], link_copies: dict | None = None) -> Inventory:
     kinds = Counter()
     models: dict[str, Counter] = defaultdict(Counter)
     for item in design.items.values():
@@ -48,23 +49,23 @@ def inventory(design: Design, catalog: Catalog, copies: dict[str, int], link_cop
         kinds[item.kind] += copies[item.id]
         if item.part:
             models[item.kind][item.part] += copies[item.id]
-    return {
-        "accelerators": kinds["accelerator"],
-        "accelerator_models": dict(sorted(models["accelerator"].items())),
-        "servers": kinds["server"],
-        "server_models": dict(sorted(models["server"].items())),
-        "switches": kinds["switch"],
-        "switch_models": dict(sorted(models["switch"].items())),
-        "nics": kinds["nic"],
-        "nic_models": dict(sorted(models["nic"].items())),
-        "cpus": kinds["cpu"],
-        "racks": kinds["rack"],
-        "links": sum(link_instances(design, copies, link_copies).values()),
-    }
+    return Inventory(
+        accelerators=kinds["accelerator"],
+        accelerator_models=read_only(sorted(models["accelerator"].items())),
+        servers=kinds["server"],
+        server_models=read_only(sorted(models["server"].items())),
+        switches=kinds["switch"],
+        switch_models=read_only(sorted(models["switch"].items())),
+        nics=kinds["nic"],
+        nic_models=read_only(sorted(models["nic"].items())),
+        cpus=kinds["cpu"],
+        racks=kinds["rack"],
+        links=sum(link_instances(design, copies, link_copies).values()),
+    )
 
 
 def bill_of_materials(design: Design, catalog: Catalog, copies: dict[str, int], link_copies: dict | None = None,
-                      chains: dict | None = None) -> dict:
+                      chains: dict | None = None) -> BillOfMaterials:
     parts = Counter()
     for item in design.items.values():
         if item.part:
@@ -106,29 +107,27 @@ def bill_of_materials(design: Design, catalog: Catalog, copies: dict[str, int], 
     rows = []
     for part_id, quantity in sorted(parts.items()):
         part = catalog.get(part_id)
-        rows.append({
-            "category": part.kind if part else "unknown", "part": part_id,
-            "name": part.name if part else part_id, "quantity": quantity,
-            "unit_price_usd": part.get("price_usd") if part else None,
-        })
+        rows.append(BomRow(category=part.kind if part else "unknown", part=part_id,
+                           name=part.name if part else part_id, quantity=quantity,
+                           unit_price_usd=part.get("price_usd") if part else None))
     for medium_id, quantity in sorted(cables.items()):
         medium = catalog[medium_id]
-        rows.append({"category": "cable", "part": medium_id, "name": f"{medium.name} cable",
-                     "quantity": quantity, "unit_price_usd": None})
+        rows.append(BomRow(category="cable", part=medium_id, name=f"{medium.name} cable", quantity=quantity,
+                           unit_price_usd=None))
     for medium_id, quantity in sorted(transceivers.items()):
         if quantity:
             medium = catalog[medium_id]
-            rows.append({"category": "transceiver", "part": medium_id, "name": f"{medium.name} transceiver",
-                         "quantity": quantity, "unit_price_usd": None})
-    return {
-        "rows": rows,
-        "links_by_medium": dict(sorted(links_by_medium.items())),
-        "cables_by_medium": dict(sorted(cables.items())),
-        "transceivers_by_medium": {k: v for k, v in sorted(transceivers.items()) if v},
-    }
+            rows.append(BomRow(category="transceiver", part=medium_id, name=f"{medium.name} transceiver",
+                               quantity=quantity, unit_price_usd=None))
+    return BillOfMaterials(
+        rows=tuple(rows),
+        links_by_medium=read_only(sorted(links_by_medium.items())),
+        cables_by_medium=read_only(sorted(cables.items())),
+        transceivers_by_medium=read_only((k, v) for k, v in sorted(transceivers.items()) if v),
+    )
 
 
-def compute_and_memory(design: Design, catalog: Catalog, copies: dict[str, int]) -> tuple[dict, dict]:
+def compute_and_memory(design: Design, catalog: Catalog, copies: dict[str, int]) -> tuple[Compute, Memory]:
     peaks = defaultdict(float)
     present: set[str] = set()
     hbm_gb = hbm_tb_per_s = sram_gb = 0.0
@@ -149,17 +148,13 @@ def compute_and_memory(design: Design, catalog: Catalog, copies: dict[str, int])
         else:
             hbm_gb += part.number("memory_gb") * n
             hbm_tb_per_s += part.number("memory_bw_tb_per_s") * n
-    compute = {"peak_tflops": {p: _exact(peaks[p]) for p in PRECISIONS if p in present}}
-    memory = {
-        "hbm_gb": _exact(hbm_gb),
-        "hbm_tb_per_s": _exact(hbm_tb_per_s),
-        "sram_gb": _exact(sram_gb),
-        "pooled_gb": _exact(hbm_gb + sram_gb),
-    }
+    compute = Compute(peak_tflops=read_only((p, _exact(peaks[p])) for p in PRECISIONS if p in present))
+    memory = Memory(hbm_gb=_exact(hbm_gb), hbm_tb_per_s=_exact(hbm_tb_per_s), sram_gb=_exact(sram_gb),
+                    pooled_gb=_exact(hbm_gb + sram_gb))
     return compute, memory
 
 
-def power(design: Design, catalog: Catalog, copies: dict[str, int]) -> dict:
+def power(design: Design, catalog: Catalog, copies: dict[str, int]) -> Power:
     per_rack = defaultdict(float)
     rack_copies: dict[str, int] = {}
     total = 0.0
@@ -178,20 +173,20 @@ def power(design: Design, catalog: Catalog, copies: dict[str, int]) -> dict:
     for rack_id, watts in sorted(per_rack.items()):
         rack = design.items[rack_id]
         part = catalog.get(rack.part)
-        racks.append({"rack": rack_id, "name": rack.label, "copies": rack_copies[rack_id],
-                      "kw_each": _exact(watts / 1000),
-                      "budget_kw": part.number("power_budget_kw") if part else None})
-    return {"total_kw": _exact(total / 1000), "per_rack": racks}
+        racks.append(RackPower(rack=rack_id, name=rack.label, copies=rack_copies[rack_id],
+                               kw_each=_exact(watts / 1000),
+                               budget_kw=part.number("power_budget_kw") if part else None))
+    return Power(total_kw=_exact(total / 1000), per_rack=tuple(racks))
 
 
-def cost(bom: dict) -> dict:
-    priced = [r for r in bom["rows"] if r["unit_price_usd"] is not None]
-    unpriced = sorted({r["part"] for r in bom["rows"] if r["unit_price_usd"] is None})
-    return {
-        "total_usd": _exact(sum(r["unit_price_usd"] * r["quantity"] for r in priced)) if priced else None,
-        "priced_lines": len(priced),
-        "unpriced_parts": unpriced,
-    }
+def cost(bom: BillOfMaterials) -> Cost:
+    priced = [r for r in bom.rows if r.unit_price_usd is not None]
+    unpriced = sorted({r.part for r in bom.rows if r.unit_price_usd is None})
+    return Cost(
+        total_usd=_exact(sum(r.unit_price_usd * r.quantity for r in priced)) if priced else None,
+        priced_lines=len(priced),
+        unpriced_parts=tuple(unpriced),
+    )
 
 
 def _exact(value: float) -> float:

@@ -1,11 +1,25 @@
-"""The engine's answer: an immutable, JSON-shaped record of one evaluation."""
+"""The engine's answer: an immutable record of one evaluation, one typed section per attribute
+(`designer.engine.sections`); `as_dict()` is the JSON `evaluate --json` prints."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Any, Mapping
+
+from designer.engine.sections import (
+    BillOfMaterials,
+    CollectiveRow,
+    Compute,
+    Cost,
+    DesignInfo,
+    Finding,
+    Inventory,
+    Memory,
+    Network,
+    Power,
+    Training,
+    Utilization,
+)
 
 
 def rounded(value: float | None, digits: int = 6) -> float | None:
@@ -19,51 +33,36 @@ def rounded(value: float | None, digits: int = 6) -> float | None:
     return float(f"{value:.{digits}g}") if value else 0.0
 
 
-_PLAIN = frozenset({str, int, float, bool, type(None)})
-
-
-def freeze(value: Any) -> Any:
-    # Plain values are returned in place without a call per value: utilization sections hold
-    # thousands of small records.
-    kind = type(value)
-    if kind is dict:
-        return MappingProxyType({k: v if type(v) in _PLAIN else freeze(v) for k, v in value.items()})
-    if kind is list:
-        return tuple([v if type(v) in _PLAIN else freeze(v) for v in value])
-    if isinstance(value, dict):
-        return MappingProxyType({k: freeze(v) for k, v in value.items()})
-    if isinstance(value, list):
-        return tuple(freeze(v) for v in value)
-    return value
-
-
-def freeze_owned(records: list) -> tuple:
-    """`freeze` of a list of flat dicts of plain values (str, int, float, bool, None) that nothing
-    else holds, such as fresh per-link records: wraps them read-only in place instead of copying."""
-    return tuple(map(MappingProxyType, records))
-
-
-def thaw(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: thaw(v) for k, v in value.items()}
-    if isinstance(value, tuple):
-        return [thaw(v) for v in value]
-    return value
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Result:
-    """Sections by name (`inventory`, `bom`, `compute`, `memory`, `power`, `cost`, `lint`, and the
-    network sections), each a read-only mapping in the shape `evaluate --json` prints."""
+    """Every section of one evaluation; `seconds` is how long it took (not part of the answer)."""
 
-    sections: Mapping[str, Any]
+    design: DesignInfo
+    inventory: Inventory
+    bom: BillOfMaterials
+    compute: Compute
+    memory: Memory
+    power: Power
+    cost: Cost
+    lint: tuple[Finding, ...]
+    network: Network
+    collectives: tuple[CollectiveRow, ...]
+    training: Training
+    utilization: Utilization
     seconds: float = field(default=0.0, compare=False)
 
-    def __getitem__(self, name: str) -> Any:
-        return self.sections[name]
-
-    def get(self, name: str, default: Any = None) -> Any:
-        return self.sections.get(name, default)
-
     def as_dict(self) -> dict:
-        return thaw(self.sections)
+        return {
+            "design": self.design.as_dict(),
+            "inventory": self.inventory.as_dict(),
+            "bom": self.bom.as_dict(),
+            "compute": self.compute.as_dict(),
+            "memory": self.memory.as_dict(),
+            "power": self.power.as_dict(),
+            "cost": self.cost.as_dict(),
+            "lint": [finding.as_dict() for finding in self.lint],
+            "network": self.network.as_dict(),
+            "collectives": [row.as_dict() for row in self.collectives],
+            "training": self.training.as_dict(),
+            "utilization": self.utilization.as_dict(),
+        }

@@ -15,37 +15,34 @@ PRECISION_LABELS = {
 
 
 def summary_rows(result: Result) -> list[tuple[str, Any, str]]:
-    inv, compute, memory, power, cost = (result[k] for k in ("inventory", "compute", "memory", "power", "cost"))
+    inv, compute, memory = result.inventory, result.compute, result.memory
     rows: list[tuple[str, Any, str]] = [
-        ("Accelerators", inv["accelerators"], "count"),
+        ("Accelerators", inv.accelerators, "count"),
     ]
-    for model, count in inv["accelerator_models"].items():
+    for model, count in inv.accelerator_models.items():
         rows.append((f"Accelerators: {model}", count, "count"))
     rows += [
-        ("Servers", inv["servers"], "count"),
-        ("Switches", inv["switches"], "count"),
-        ("NICs", inv["nics"], "count"),
-        ("Racks", inv["racks"], "count"),
-        ("Links", inv["links"], "count"),
+        ("Servers", inv.servers, "count"),
+        ("Switches", inv.switches, "count"),
+        ("NICs", inv.nics, "count"),
+        ("Racks", inv.racks, "count"),
+        ("Links", inv.links, "count"),
     ]
-    for precision, value in compute["peak_tflops"].items():
+    for precision, value in compute.peak_tflops.items():
         unit = "TOPS" if precision.startswith("int") else "TFLOPS"
         rows.append((f"Peak {PRECISION_LABELS[precision]}", value, unit))
     rows += [
-        ("HBM capacity", memory["hbm_gb"], "GB"),
-        ("HBM bandwidth", memory["hbm_tb_per_s"], "TB/s"),
+        ("HBM capacity", memory.hbm_gb, "GB"),
+        ("HBM bandwidth", memory.hbm_tb_per_s, "TB/s"),
     ]
-    if memory.get("sram_gb"):
-        rows.append(("On-chip SRAM", memory["sram_gb"], "GB"))
-    rows.append(("Power", power["total_kw"], "kW"))
-    if cost.get("total_usd") is not None:
-        rows.append(("Cost (priced parts)", cost["total_usd"], "USD"))
+    if memory.sram_gb:
+        rows.append(("On-chip SRAM", memory.sram_gb, "GB"))
+    rows.append(("Power", result.power.total_kw, "kW"))
+    if result.cost.total_usd is not None:
+        rows.append(("Cost (priced parts)", result.cost.total_usd, "USD"))
     rows += performance_rows(result)
-    for extra in result.get("summary_extra", ()) or ():
-        rows.append(tuple(extra))
-    lint = result["lint"]
-    rows.append(("Lint errors", sum(1 for f in lint if f["severity"] == "error"), "count"))
-    rows.append(("Lint warnings", sum(1 for f in lint if f["severity"] == "warning"), "count"))
+    rows.append(("Lint errors", sum(1 for f in result.lint if f.severity == "error"), "count"))
+    rows.append(("Lint warnings", sum(1 for f in result.lint if f.severity == "warning"), "count"))
     return rows
 
 
@@ -62,40 +59,36 @@ def format_value(value: Any) -> str:
 def performance_rows(result: Result) -> list[tuple[str, Any, str]]:
     """Network, collective and training rows (present when the engine computed them)."""
     rows: list[tuple[str, Any, str]] = []
-    network = result.get("network")
-    if network and network.get("tiers"):
-        up, out = network["tiers"].get("scale-up", {}), network["tiers"].get("scale-out", {})
-        rows.append(("Scale-up bandwidth per accelerator", up.get("injection_gb_per_s"), "GB/s"))
-        rows.append(("Scale-up domain", up.get("domain_accelerators"), "accelerators"))
-        if out.get("media"):
-            rows.append(("Scale-out bandwidth per accelerator", out.get("injection_gb_per_s"), "GB/s"))
-            if out.get("bisection_gb_per_s") is not None:
-                rows.append(("Scale-out bisection bandwidth", out.get("bisection_gb_per_s"), "GB/s"))
-            for tier in out.get("oversubscription", ()):
-                if tier.get("oversubscription") is not None:
-                    rows.append((f"Oversubscription at {tier['name']}", tier["oversubscription"], ":1"))
-        if network.get("diameter_hops") is not None:
-            rows.append(("Diameter", network["diameter_hops"], "hops"))
-    for row in result.get("collectives", ()) or ():
-        if row["algorithm"] != "auto" or row.get("time_s") is None:
+    network = result.network
+    up, out = network.scale_up, network.scale_out
+    if up is not None:
+        rows.append(("Scale-up bandwidth per accelerator", up.injection_gb_per_s, "GB/s"))
+        rows.append(("Scale-up domain", up.domain_accelerators, "accelerators"))
+        if out.media:
+            rows.append(("Scale-out bandwidth per accelerator", out.injection_gb_per_s, "GB/s"))
+            if out.bisection_gb_per_s is not None:
+                rows.append(("Scale-out bisection bandwidth", out.bisection_gb_per_s, "GB/s"))
+            for level in out.oversubscription:
+                if level.oversubscription is not None:
+                    rows.append((f"Oversubscription at {level.name}", level.oversubscription, ":1"))
+        if network.diameter_hops is not None:
+            rows.append(("Diameter", network.diameter_hops, "hops"))
+    for row in result.collectives:
+        if row.algorithm != "auto" or row.time_s is None:
             continue
-        size = _size_label(row["bytes"])
-        rows.append((f"{row['op']} {size} ({row['chosen']}) busbw", row["busbw_gb_per_s"], "GB/s"))
-    training = result.get("training")
-    if training and training.get("model"):
-        rows.append(("Training model", training["model"], ""))
-        plan = training.get("plan") or {}
-        if isinstance(plan, dict) and "tp" in plan:
-            rows.append(("Training plan", f"tp={plan['tp']} pp={plan['pp']} dp={plan['dp']} mb={plan['mb']} "
-                                          f"{plan['recompute']} zero={plan['zero']}", ""))
-        if training.get("step_time_s") is not None:
-            rows += [("Training step time", training["step_time_s"], "s"),
-                     ("Training TFLOP/s per GPU", training["tflops_per_gpu"], "TFLOP/s"),
-                     ("Training MFU", training["mfu"], "fraction"),
-                     ("Training tokens per second", training["tokens_per_s"], "tokens/s"),
-                     ("Days to train", training["days"], "days"),
-                     ("Memory per GPU", training["memory_per_gpu_gb"]["total"], "GB")]
-        elif training.get("timed") is False and training.get("fits") is not False:
+        size = _size_label(row.bytes)
+        rows.append((f"{row.op} {size} ({row.chosen}) busbw", row.busbw_gb_per_s, "GB/s"))
+    training = result.training
+    if training.model:
+        rows.append(("Training model", training.model, ""))
+        if training.step_time_s is not None:
+            rows += [("Training step time", training.step_time_s, "s"),
+                     ("Training TFLOP/s per GPU", training.tflops_per_gpu, "TFLOP/s"),
+                     ("Training MFU", training.mfu, "fraction"),
+                     ("Training tokens per second", training.tokens_per_s, "tokens/s"),
+                     ("Days to train", training.days, "days"),
+                     ("Memory per GPU", training.memory_per_gpu_gb.total, "GB")]
+        elif training.timed is False and training.fits is not False:
             # The reason is a sentence: the Training tab and the text report show it in full.
             rows.append(("Training timed", "no: accelerators not all connected", ""))
         else:

@@ -19,6 +19,7 @@ from designer.engine import workloads
 from designer.engine.network import Fabric
 from designer.model.errors import DesignerError
 from designer.engine.result import rounded
+from designer.engine.sections import LinkLoad, LinkPhase, read_only
 
 RECOMPUTE = ("none", "selective", "full")
 
@@ -335,7 +336,8 @@ def _utilization(fabric: Fabric, result: dict, phases: dict) -> dict:
     return {"gpus": gpus, "phases": link_phases}
 
 
-def link_phase(fabric: Fabric, name: str, util: dict) -> dict:
+def link_phase(fabric: Fabric, name: str, util: dict) -> LinkPhase:
+    """The load of every drawn link during one phase; `util`: link index → utilization."""
     rows = fabric.__dict__.get("_phase_rows")
     if rows is None:
         rows = fabric.__dict__["_phase_rows"] = [(info.index, info.id, info.tier, info.instances) for info in fabric.links]
@@ -349,9 +351,9 @@ def link_phase(fabric: Fabric, name: str, util: dict) -> dict:
         u = memo.get(raw)
         if u is None:
             u = memo[raw] = rounded(min(1.0, raw))
-        append({"link": link_id, "tier": tier_name, "utilization": u, "copies": instances})
+        append(LinkLoad(link_id, tier_name, u, instances))
         tier = tiers.get(tier_name)
         if tier is None:
             tier = tiers[tier_name] = []
         tier.append(u)
-    return {"phase": name, "links": links, "tiers": tiers}
+    return LinkPhase(phase=name, links=tuple(links), tiers=read_only((k, tuple(v)) for k, v in tiers.items()))

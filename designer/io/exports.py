@@ -18,8 +18,8 @@ def summary_csv(result: Result) -> str:
     writer.writerow(["metric", "value", "unit"])
     for metric, value, unit in summary_rows(result):
         writer.writerow([metric, value, unit])
-    for finding in result["lint"]:
-        writer.writerow([f"Lint {finding['severity']}: {finding['item']}", finding["message"], ""])
+    for finding in result.lint:
+        writer.writerow([f"Lint {finding.severity}: {finding.item}", finding.message, ""])
     return buffer.getvalue()
 
 
@@ -27,9 +27,9 @@ def bom_csv(result: Result) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["category", "part", "name", "quantity", "unit_price_usd"])
-    for row in result["bom"]["rows"]:
-        price = row["unit_price_usd"]
-        writer.writerow([row["category"], row["part"], row["name"], row["quantity"], "" if price is None else price])
+    for row in result.bom.rows:
+        price = row.unit_price_usd
+        writer.writerow([row.category, row.part, row.name, row.quantity, "" if price is None else price])
     return buffer.getvalue()
 
 

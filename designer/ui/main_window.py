@@ -320,13 +320,13 @@ class MainWindow(QMainWindow):
     def _on_eval_finished(self, generation: int, result) -> None:
         self.last_result = result
         self.evaluations += 1
-        if self.workload is None and result.get("training", {}).get("model"):
+        if self.workload is None and result.training.model:
             # No workload saved: show the model the engine chose for this design.
-            self.results.set_workload({"training": {"model": result["training"]["model"], "plan": "auto"}})
+            self.results.set_workload({"training": {"model": result.training.model, "plan": "auto"}})
         self.results.show_result(result)
         # The canvas overlay in its own event-loop turn, so input and timers run in between.
         later(lambda r=result: self._apply_overlay(r), self)
-        errors = sum(1 for f in result.get("lint", ()) if f["severity"] == "error") if hasattr(result, "get") else 0
+        errors = sum(1 for f in result.lint if f.severity == "error")
         state = f"Evaluated in {self.scheduler.last_duration_s * 1000:,.0f} ms"
         if errors:
             state += f" · {errors} lint error{'s' if errors != 1 else ''}"

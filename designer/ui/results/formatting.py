@@ -1,0 +1,73 @@
+"""Text of the results panel's figures: SI and binary sizes, durations, counts, memory, plans."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from designer.engine.sections import Bottleneck, MemoryPerGpu, Plan, Training
+
+NOT_COMPUTED = "not computed"
+
+
+def si(value: float, unit: str, digits: int = 3) -> str:
+    """1.5e-5, "s" → "15 µs"; 2.1e9, "B" → "2.1 GB"."""
+    if value == 0:
+        return f"0 {unit}"
+    prefixes = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n")]
+    for factor, prefix in prefixes:
+        if abs(value) >= factor * 0.9999:
+            return f"{value / factor:.{digits}g} {prefix}{unit}"
+    return f"{value:.{digits}g} {unit}"
+
+
+def binary_bytes(value: float) -> str:
+    """nccl-tests style binary sizes: 1048576 → "1 MiB"."""
+    for factor, suffix in ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+        if value >= factor:
+            return f"{value / factor:.3g} {suffix}"
+    return f"{value:.0f} B"
+
+
+def count(value: float) -> str:
+    """300e9 → "300 billion"."""
+    for factor, word in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million")):
+        if value >= factor:
+            return f"{value / factor:,.3g} {word}"
+    return f"{value:,.0f}"
+
+
+def memory_text(memory: MemoryPerGpu | None, capacity_gb: float | None) -> str:
+    """"61.5 GB of 80 GB (weights 17.5, gradients 17.5, …)"."""
+    if memory is None:
+        return NOT_COMPUTED
+    detail = ", ".join(f"{name} {gb:,.1f}" for name, gb in memory.parts() if gb)
+    text = f"{memory.total:,.1f} GB" + (f" of {capacity_gb:,.0f} GB" if capacity_gb else "")
+    return f"{text} ({detail})" if detail else text
+
+
+PLAN_NAMES = {"tp": "TP", "pp": "PP", "dp": "DP", "mb": "micro-batch", "recompute": "recompute", "zero": "ZeRO",
+              "auto": "auto"}
+
+
+def plan_text(plan: Plan | str | Mapping[str, Any] | None) -> str:
+    """"TP 8 · PP 4 · DP 16 · micro-batch 1 · recompute selective · ZeRO 1 · auto True"; a plan
+    as requested (when the workload could not be read) is shown as it was given."""
+    if plan is None:
+        return NOT_COMPUTED
+    if isinstance(plan, str):
+        return plan
+    figures = plan.as_dict() if isinstance(plan, Plan) else plan
+    return " · ".join(f"{PLAN_NAMES.get(name, name)} {value}" for name, value in figures.items() if value is not None)
+
+
+def bottleneck_text(bottleneck: Bottleneck) -> str:
+    """"leaf-uplink (scale-out)"; "no path (scale-up)" where the ranks are not joined."""
+    name = bottleneck.name or bottleneck.link or ""
+    return f"{name} ({bottleneck.tier})" if bottleneck.tier else name
+
+
+def fits_text(training: Training) -> str:
+    if training.fits:
+        return "yes"
+    return f"NO — {training.why}" if training.why else "NO"

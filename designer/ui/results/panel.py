@@ -1,0 +1,149 @@
+"""The results dock: one tab per view of the engine's Result (summary, collectives, utilization,
+training, lint).
+
+Plot items are created once, the first time a curve is needed, and updated with
+`setData`/`setOpts` on every later result, so live updates never rebuild the plots. Only the
+visible tab (and the lint tab, whose title carries the counts) is redrawn when a result arrives;
+the others follow one per turn of the event loop, or as soon as they are shown or read."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, QSize, Signal
+from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
+
+from designer.canvas import colors
+from designer.document.turns import later
+from designer.engine.result import Result
+from designer.ui.results.collectives import CollectivesTab
+from designer.ui.results.formatting import NOT_COMPUTED, si
+from designer.ui.results.lint import LintTab
+from designer.ui.results.summary import SummaryTab
+from designer.ui.results.training import TrainingTab
+from designer.ui.results.utilization import UtilizationTab
+
+
+class ResultsPanel(QWidget):
+    """Tabs: Summary, Collectives, Utilization, Training, Lint."""
+
+    workloadChanged = Signal(dict)  # noqa: N815 - Qt naming
+    findingActivated = Signal(str)  # noqa: N815
+
+    PLOTS = ("collectives", "utilization", "training")
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._result: Result | None = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(4)
+        self.state_label = QLabel("No result yet")
+        self.state_label.setObjectName("resultsState")
+        self.state_label.setStyleSheet(f"color: {colors.DIM_TEXT}; padding: 2px 4px;")
+        layout.addWidget(self.state_label)
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        layout.addWidget(self.tabs, 1)
+
+        self.summary = SummaryTab()
+        self.collectives = CollectivesTab()
+        self.utilization = UtilizationTab()
+        self.training = TrainingTab()
+        self.lint = LintTab(self.tabs)
+        self.sections = {"summary": self.summary, "collectives": self.collectives, "utilization": self.utilization,
+                         "training": self.training, "lint": self.lint}  # in tab order
+        for tab in self.sections.values():
+            self.tabs.addTab(tab.page, tab.title)
+            tab.message_page.show_message(f"{tab.subject} {NOT_COMPUTED}")
+        self.training_page = self.training.page
+        self.model_combo = self.training.workload_form.model_combo
+        self.training.workload_form.changed.connect(self.workloadChanged)
+        self.lint.findingActivated.connect(self.findingActivated)
+        self._stale: set[str] = set()
+        self.tabs.currentChanged.connect(lambda index: self._refresh(list(self.sections)[index]))
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        return QSize(560, 720)
+
+    def show_state(self, text: str) -> None:
+        """A one-line state above the tabs, e.g. "Evaluating…" or an engine failure."""
+        self.state_label.setText(text)
+
+    def show_result(self, result: Result) -> None:
+        """Show an engine Result: the visible tab and the lint tab now, the others later."""
+        self._result = result
+        self._stale = set(self.sections)
+        self._refresh(list(self.sections)[self.tabs.currentIndex()])
+        self._refresh("lint")
+        later(self._refresh_next, self)
+        self.show_state(f"Evaluated in {si(result.seconds, 's')}" if result.seconds else "Evaluated")
+
+    def _refresh(self, name: str) -> None:
+        if name in self._stale:
+            self._stale.discard(name)
+            self.sections[name].show(self._result)
+
+    def _refresh_next(self) -> None:
+        pending = [name for name in self.sections if name in self._stale]
+        if pending:
+            self._refresh(pending[0])
+            later(self._refresh_next, self)
+
+    def _refresh_all(self) -> None:
+        for name in self.sections:
+            self._refresh(name)
+
+    def result(self) -> Result | None:
+        return self._result
+
+    def plot_names(self) -> list[str]:
+        return list(self.PLOTS)
+
+    def plot_widget(self, name: str) -> pg.GraphicsView:
+        self._refresh_all()
+        return {"collectives": self.collectives.view, "utilization": self.utilization.view,
+                "training": self.training.view}[name]
+
+    def plot_items(self, name: str) -> dict[str, pg.GraphicsObject]:
+        """The live plot items of one plot, by key (for tests and overlays)."""
+        self._refresh_all()
+        return {"collectives": self.collectives, "utilization": self.utilization,
+                "training": self.training}[name].plot_items()
+
+    def export_plot_png(self, name: str, path: str, scale: float = 2.0) -> str:
+        """Write one plot as a PNG on a white background (2× by default); returns the path."""
+        view = self.plot_widget(name)
+        size = view.size()
+        if size.width() < 50 or size.height() < 50:
+            view.resize(640, 480)
+            size = view.size()
+        image = QImage(int(size.width() * scale), int(size.height() * scale), QImage.Format.Format_ARGB32)
+        image.setDevicePixelRatio(scale)
+        image.fill(QColor(colors.CANVAS_BACKGROUND))
+        painter = QPainter(image)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+        view.render(painter, QRectF(0, 0, size.width(), size.height()), view.viewport().rect())
+        painter.end()
+        if not image.save(str(path), "PNG"):
+            raise OSError(f"could not write {path}")
+        return str(path)
+
+    def workload(self) -> dict:
+        """The workload dict the panel describes (the shape `evaluate(..., workload)` accepts)."""
+        return self.training.workload_form.workload()
+
+    def set_workload(self, workload: Mapping | None) -> None:
+        """Show a workload without emitting `workloadChanged`."""
+        self.training.workload_form.set_workload(workload)
+
+    def summary_table_rows(self) -> list[tuple[str, str, str]]:
+        self._refresh_all()
+        return self.summary.rows_shown()
+
+    def lint_findings_shown(self) -> list[tuple[str, str, str]]:
+        self._refresh_all()
+        return self.lint.findings_shown()

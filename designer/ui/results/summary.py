@@ -1,0 +1,55 @@
+"""The Summary tab: the engine's summary rows (the same as the CSV export and the CLI table)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
+
+from designer.canvas import colors
+from designer.engine.result import Result
+from designer.engine.summary import format_value, summary_rows
+from designer.ui.results.placeholder import Placeholder
+
+
+class SummaryTab:
+    title = "Summary"
+    subject = "Summary"  # what a message on the page is about
+
+    def __init__(self) -> None:
+        table = QTableWidget(0, 3)
+        table.setHorizontalHeaderLabels(["Metric", "Value", "Unit"])
+        table.verticalHeader().setVisible(False)
+        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        table.setAlternatingRowColors(True)
+        table.setShowGrid(False)
+        table.setWordWrap(False)
+        header = table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        table.verticalHeader().setDefaultSectionSize(24)
+        self.table = table
+        self.page = Placeholder(table)
+        self.message_page = self.page
+
+    def show(self, result: Result) -> None:
+        rows = summary_rows(result)
+        table = self.table
+        table.setRowCount(len(rows))
+        right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        for r, (metric, value, unit) in enumerate(rows):
+            cells = [QTableWidgetItem(metric), QTableWidgetItem(format_value(value)), QTableWidgetItem(unit)]
+            cells[1].setTextAlignment(right)
+            cells[1].setData(Qt.ItemDataRole.UserRole, value)
+            if metric == "Lint errors" and value > 0:
+                cells[1].setForeground(QBrush(QColor(colors.ERROR)))
+            for c, cell in enumerate(cells):
+                table.setItem(r, c, cell)
+        self.page.show_content()
+
+    def rows_shown(self) -> list[tuple[str, str, str]]:
+        t = self.table
+        return [tuple(t.item(r, c).text() for c in range(3)) for r in range(t.rowCount())]

@@ -1,0 +1,108 @@
+"""The Training tab: the workload form, the step broken into its parts, and the step's figures."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
+
+from designer.canvas import colors
+from designer.engine.result import Result
+from designer.engine.summary import format_value
+from designer.ui.results import plotstyle
+from designer.ui.results.formatting import NOT_COMPUTED, count, fits_text, memory_text, plan_text, si
+from designer.ui.results.placeholder import Placeholder
+from designer.ui.results.workload import WorkloadForm
+
+STEP_PARTS = (  # (training field, label, colour key)
+    ("compute_s", "Compute", "compute"),
+    ("exposed_tp_s", "Exposed TP comm.", "exposed_tp"),
+    ("exposed_pp_s", "Exposed PP comm.", "exposed_pp"),
+    ("exposed_dp_s", "Exposed DP comm.", "exposed_dp"),
+    ("bubble_s", "Pipeline bubble", "bubble"),
+)
+FIGURES = (("step_time_s", "Step time"), ("mfu", "MFU"), ("tflops_per_gpu", "Model TFLOP/s per GPU"),
+           ("tokens_per_s", "Tokens/s"), ("days", "Time to train"), ("memory_per_gpu_gb", "Memory per GPU"),
+           ("fits", "Fits in memory"), ("plan", "Plan"))
+
+
+class TrainingTab:
+    title = "Training"
+    subject = "Training step"
+
+    def __init__(self) -> None:
+        self.bars: dict[str, pg.BarGraphItem] = {}
+        page = QWidget()
+        v = QVBoxLayout(page)
+        v.setContentsMargins(0, 4, 0, 0)
+        self.workload_form = WorkloadForm()
+        v.addWidget(self.workload_form.box)
+
+        view = plotstyle.plot_view()
+        self.step_plot = view.addPlot(row=0, col=0)
+        plotstyle.style_plot(self.step_plot, "Training step breakdown")
+        plotstyle.label(self.step_plot, "bottom", "Time per step", "s", auto_si=True)
+        self.step_plot.getAxis("left").setTicks([[(0, "step")]])
+        self.step_plot.setYRange(-0.5, 0.5, padding=0)
+        self.step_plot.setMouseEnabled(x=False, y=False)
+        legend = plotstyle.outside_legend(view, row=1, columns=3)
+        for key, text, color in STEP_PARTS:
+            item = plotstyle.bar(colors.STEP_PART[color])
+            self.step_plot.addItem(item)
+            legend.addItem(item, text)
+            self.bars[key] = item
+        view.setMinimumHeight(240)
+        view.setMaximumHeight(320)
+        self.view = view
+        self.plot_page = Placeholder(view)
+        self.message_page = self.plot_page
+        v.addWidget(self.plot_page)
+
+        figures = QWidget()
+        form = QFormLayout(figures)
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        form.setHorizontalSpacing(14)
+        form.setVerticalSpacing(3)
+        self.labels: dict[str, QLabel] = {}
+        for key, text in FIGURES:
+            label = QLabel(NOT_COMPUTED)
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            label.setWordWrap(True)
+            form.addRow(text + ":", label)
+            self.labels[key] = label
+        v.addWidget(figures)
+        v.addStretch(1)
+        self.page = page
+
+    def plot_items(self) -> dict[str, pg.BarGraphItem]:
+        return dict(self.bars)
+
+    def show(self, result: Result) -> None:
+        t = result.training
+        x0 = 0.0
+        for key, seconds in t.step_parts():
+            width = max(0.0, seconds)
+            self.bars[key].setOpts(x0=[x0], width=[width])
+            x0 += width
+        self.step_plot.setXRange(0, max(x0, 1e-9) * 1.02, padding=0.01)
+        if t.fits is False and x0 == 0:
+            self.plot_page.show_message("The plan does not fit in memory: not timed.\n" + (t.why or ""))
+        else:
+            self.plot_page.show_content()
+        labels = self.labels
+        labels["step_time_s"].setText(si(t.step_time_s, "s") if t.step_time_s is not None else NOT_COMPUTED)
+        labels["mfu"].setText(f"{t.mfu:.1%}" if t.mfu is not None else NOT_COMPUTED)
+        labels["tflops_per_gpu"].setText(f"{t.tflops_per_gpu:,.0f} TFLOP/s" if t.tflops_per_gpu is not None
+                                         else NOT_COMPUTED)
+        labels["tokens_per_s"].setText(f"{format_value(float(round(t.tokens_per_s)))} tokens/s"
+                                       if t.tokens_per_s is not None else NOT_COMPUTED)
+        labels["days"].setText((f"{t.days:,.1f} days" + (f" for {count(t.tokens)} tokens" if t.tokens else ""))
+                               if t.days is not None else NOT_COMPUTED)
+        labels["memory_per_gpu_gb"].setText(memory_text(t.memory_per_gpu_gb, t.memory_capacity_gb))
+        if t.fits is None:
+            labels["fits"].setText(NOT_COMPUTED)
+            labels["fits"].setStyleSheet("")
+        else:
+            labels["fits"].setText(fits_text(t))
+            labels["fits"].setStyleSheet(f"color: {colors.GOOD if t.fits else colors.ERROR}; font-weight: bold;")
+        labels["plan"].setText(plan_text(t.plan))
