@@ -84,3 +84,13 @@ def test_tier_link_loads_take_each_link_at_its_busiest_phase(result):
     assert views.link_utilization(hand_made) == {"a": 0.9, "b": 0.6, "c": 0.5}
     assert views.link_utilization(hand_made, "tp") == {"a": 0.9, "b": 0.3}
     assert views.gpu_time_split(hand_made) is None
+
+
+def test_the_bottleneck_falls_back_to_the_rows_timed_and_then_to_the_busiest_link(result):
+    ring = tuple(row for row in result.collectives if row.algorithm == "ring")
+    only_ring = dataclasses.replace(result, collectives=ring)
+    assert views.bottleneck_link(only_ring) == max(ring, key=lambda row: row.bytes).bottleneck.link
+    without_collectives = dataclasses.replace(result, collectives=(), utilization=Utilization(gpus=(), phases=PHASES))
+    assert views.bottleneck_link(without_collectives) == "a"
+    idle = dataclasses.replace(without_collectives, utilization=Utilization(gpus=(), phases=()))
+    assert views.bottleneck_link(idle) is None

@@ -28,13 +28,16 @@ def link_utilization(result: Result, phase: str | None = None) -> dict[str, floa
 
 
 def bottleneck_link(result: Result) -> str | None:
-    """The link that limits the largest collective the engine chose an algorithm for ("auto" rows;
-    None where nothing was timed)."""
-    rows = [row for row in result.collectives if row.algorithm == "auto" and row.bottleneck is not None]
-    if not rows:
-        return None
-    biggest = max(rows, key=lambda row: row.bytes)
-    return biggest.bottleneck.link
+    """The link that limits the largest collective timed: the engine's own choice of algorithm
+    ("auto" rows) where it made one, else the largest of the algorithms the workload fixed; where
+    no collective names one, the busiest link of any phase (None when nothing carries load)."""
+    timed = [row for row in result.collectives if row.bottleneck is not None]
+    rows = [row for row in timed if row.algorithm == "auto"] or timed
+    if rows:
+        return max(rows, key=lambda row: row.bytes).bottleneck.link
+    loads = link_utilization(result)
+    busiest = max(loads, key=loads.get, default=None)
+    return busiest if busiest is not None and loads[busiest] > 0 else None
 
 
 def gpu_time_split(result: Result) -> dict[str, float] | None:
