@@ -253,6 +253,7 @@ def test_allreduce_of_1gb_across_the_whole_machine(example_id, catalog):
 
 def test_cli_lists_every_example(capsys, catalog):
     from designer import cli
+    from designer.io.examples import DEFAULT_EXAMPLE
 
     assert cli.main(["examples"]) == 0
     out = capsys.readouterr().out
@@ -263,7 +264,7 @@ def test_cli_lists_every_example(capsys, catalog):
         assert design.name in line
         assert f"{result['inventory']['accelerators']:,}" in line
         assert " PF " in line and line.rstrip().endswith(design.name) and " TB " in line
-    assert cli.DEFAULT_EXAMPLE in lines
+    assert DEFAULT_EXAMPLE in lines
 
 
 def _build_module():

@@ -6,9 +6,9 @@ import pytest
 from PySide6.QtCore import QElapsedTimer, QTimer
 from PySide6.QtWidgets import QApplication
 
-from designer import cli
+from designer.io.examples import example_paths, example_summaries
 
-EXAMPLES = cli.example_paths()
+EXAMPLES = example_paths()
 
 
 class Heartbeat:
@@ -70,7 +70,7 @@ def test_example_opens_evaluates_and_renders_without_a_stall(gallery_window, pat
             QApplication.processEvents()
         _spin(0.3)  # the overlay and the hidden tabs are drawn in later turns
     design = window.document.design
-    expected = next(r for r in cli.example_summaries() if r["path"] == str(path))
+    expected = next(r for r in example_summaries() if r["path"] == str(path))
     assert window.last_result["inventory"]["accelerators"] == expected["accelerators"]
     assert len(window.scene.nodes) == len(design.items)
     assert window.windowTitle().startswith(path.name[: -len(".cluster.json")])

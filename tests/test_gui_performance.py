@@ -20,10 +20,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def largest_design(tmp_path):
     """The largest example by accelerators (file size as a proxy), or a 65,536-GPU rail fat tree."""
-    from designer import cli
+    from designer.io.examples import example_paths
     from designer.topologies import generate
 
-    examples = sorted(cli.example_paths(), key=lambda p: p.stat().st_size)
+    examples = sorted(example_paths(), key=lambda p: p.stat().st_size)
     if examples:
         return load_design(examples[-1], gui_catalog())
     return generate("rail-fat-tree", gui_catalog(), nodes=8192)

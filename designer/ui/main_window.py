@@ -1,6 +1,6 @@
 """The main window: canvas in the middle, palette and inspector on the left, results on the right.
 
-Data flow (DESIGN.md): a gesture → an undo command in the Document → `Document.changed` → the scene
+Data flow (docs/architecture.md): a gesture → an undo command in the Document → `Document.changed` → the scene
 updates the affected items, and the evaluation scheduler (debounced, one worker thread) is asked
 for a new evaluation of a snapshot → its `finished` result goes to the results panel and the
 canvas' link colours; stale results are dropped by the scheduler.
@@ -12,7 +12,6 @@ import atexit
 import gc
 import json
 import os
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -25,12 +24,13 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, Q
 from designer.canvas.scene import DesignScene
 from designer.canvas.view import DesignView
 from designer.document.document import Document
+from designer.io.examples import example_summaries
 from designer.io.files import SUFFIX, load_design, save_design
 from designer.model.catalog import Catalog, default_catalog
 from designer.model.design import Design
 from designer.model.errors import DesignerError
 from designer.paths import icons_dir
-from designer.ui.dialogs import ExampleGallery, example_rows, show_about
+from designer.ui.dialogs import ExampleGallery, show_about
 from designer.ui.inspector import Inspector
 from designer.ui.palette import Palette
 from designer.document.turns import later
@@ -89,14 +89,8 @@ class MainWindow(QMainWindow):
         self.eval_label.setObjectName("evaluationState")
         self.statusBar().addPermanentWidget(self.eval_label)
 
-        # Evaluation. The engine is Python on a worker thread; every call the UI thread makes into
-        # C++ (each painter call) gives up the GIL, and getting it back waits up to the switch
-        # interval. The default 5 ms makes a canvas repaint crawl while an evaluation runs.
-        sys.setswitchinterval(0.001)
-        # Full garbage collections of a heap with 20,000 canvas items pause every thread for
-        # tens of milliseconds; collect young objects less often and freeze the long-lived ones
-        # after each load (see _on_document_changed).
-        gc.set_threshold(20_000, 20, 50)
+        # Evaluation: the engine runs on one worker thread (see app.configure_process for the
+        # interpreter settings that keep the canvas responsive meanwhile).
         self.scheduler = EvaluationScheduler(catalog=self.catalog, debounce_ms=debounce_ms, parent=self)
         self.scheduler.started.connect(self._on_eval_started)
         self.scheduler.finished.connect(self._on_eval_finished)
@@ -423,7 +417,7 @@ class MainWindow(QMainWindow):
     def open_example_dialog(self) -> None:
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
-            rows = example_rows(self.catalog)
+            rows = example_summaries(self.catalog)
         finally:
             QApplication.restoreOverrideCursor()
         dialog = ExampleGallery(rows, self)
