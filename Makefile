@@ -30,4 +30,4 @@ package: $(STAMP)
 	bash packaging/build.sh
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info
+	rm -rf $(VENV) build dist
