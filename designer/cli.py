@@ -43,8 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     gui = sub.add_parser("gui", help="open the desktop app (the default)")
     gui.add_argument("file", nargs="?", help="design file or example name (default: the default example)")
-    gui.add_argument("--screenshot", metavar="OUT.png", help="render the window offscreen to a PNG after the first evaluation, then exit")
-    gui.add_argument("--size", default="1600x1000", help="window size for --screenshot, WIDTHxHEIGHT (default 1600x1000)")
+    gui.add_argument("--screenshot", metavar="OUT.png",
+                     help="render the window offscreen to a PNG after the first evaluation, then exit")
+    gui.add_argument("--size", default="1600x1000",
+                     help="window size for --screenshot, WIDTHxHEIGHT (default 1600x1000)")
 
     sub.add_parser("templates", help="list topology generators and their parameters")
 
@@ -79,7 +81,8 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
 
     g = parser.add_argument_group("network and training")
     g.add_argument("--op", help=f"collective operation: {', '.join(OPS)} (default allreduce)")
-    g.add_argument("--sizes", help="message sizes in bytes, comma-separated, K/M/G = 2^10/2^20/2^30 (default 1M,16M,256M,1G,8G)")
+    g.add_argument("--sizes",
+                   help="message sizes in bytes, comma-separated, K/M/G = 2^10/2^20/2^30 (default 1M,16M,256M,1G,8G)")
     g.add_argument("--algorithm", help=f"auto (default) or one of {', '.join(ALGORITHMS)}")
     g.add_argument("--ranks", help="communicator: the first N accelerators in topology order (default all)")
     g.add_argument("--workload", help=f"LLM preset ({', '.join(workloads.PRESETS)}) or a JSON file")

@@ -98,4 +98,5 @@ def test_open_example_menu_shows_the_gallery_and_opens_the_choice(make_window, q
 
     monkeypatch.setattr(dialogs.ExampleGallery, "exec", accept)
     window.act_open_example.trigger()
-    qtbot.waitUntil(lambda: window.document.path is not None and str(window.document.path) == str(chosen), timeout=10_000)
+    qtbot.waitUntil(lambda: window.document.path is not None and str(window.document.path) == str(chosen),
+                    timeout=10_000)

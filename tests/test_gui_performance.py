@@ -127,6 +127,7 @@ def test_screenshot_exits_non_zero_when_evaluation_fails(tmp_path):
 
     save_design(generate("server", gui_catalog(), platform="dgx-h100"), tmp_path / "d.cluster.json")
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120)
     assert proc.returncode == 1 and "engine exploded" in proc.stderr
     assert not (tmp_path / "x.png").exists()

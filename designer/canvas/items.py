@@ -156,7 +156,8 @@ class NodeItem(QGraphicsPathItem):
                 tb = self._badge_text.boundingRect()
                 self._badge_text.setPos(box.center().x() - tb.width() / 2, box.center().y() - tb.height() / 2)
                 badge_w += 8
-            text = self.label if not self.part_name or self.part_name == self.label else f"{self.label} · {self.part_name}"
+            text = (self.label if not self.part_name or self.part_name == self.label
+                    else f"{self.label} · {self.part_name}")
             self._title.setText(elided(text, "header", rect.width() - 16 - badge_w))
             tb = self._title.boundingRect()
             self._title.setPos(rect.left() + 8, rect.top() + (HEADER_H - tb.height()) / 2)
@@ -268,7 +269,8 @@ def _link_pen(key: tuple) -> QPen:
     pen = _link_pens.get(key)
     if pen is None:
         level, tier, lanes_bits, bottleneck, selected, detail = key
-        colour = utilization_colour(level / UTIL_LEVELS) if level is not None else TIER_COLOURS.get(tier, TIER_COLOURS[None])
+        colour = (utilization_colour(level / UTIL_LEVELS) if level is not None
+                  else TIER_COLOURS.get(tier, TIER_COLOURS[None]))
         width = 1.3 + min(2.5, (lanes_bits - 1) * 0.5) if detail else 0.0
         if bottleneck:
             width, colour = (5.0 if detail else 3.0), QColor("#d50000")

@@ -4,7 +4,8 @@ change names, and turns finished gestures (a drag, a drop, a link drawn) into do
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QImage, QPainter
@@ -500,7 +501,7 @@ class DesignScene(QGraphicsScene):
                 rect = rect.united(node.sceneBoundingRect())
         return rect
 
-    def helpEvent(self, event) -> None:
+    def helpEvent(self, event) -> None:  # noqa: N802 - Qt override
         """Tooltips are computed when asked for, not stored on 20,000 items."""
         from PySide6.QtWidgets import QToolTip
 
@@ -536,11 +537,11 @@ class DesignScene(QGraphicsScene):
         refit = self._refit({parent.item_id}) if isinstance(parent, NodeItem) else set()
         self._update_links_around({node.item_id}, refit)
 
-    def mousePressEvent(self, event) -> None:
+    def mousePressEvent(self, event) -> None:  # noqa: N802 - Qt override
         self._alt_held = bool(event.modifiers() & Qt.KeyboardModifier.AltModifier)
         super().mousePressEvent(event)
 
-    def mouseMoveEvent(self, event) -> None:
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802 - Qt override
         self._alt_held = bool(event.modifiers() & Qt.KeyboardModifier.AltModifier)
         grabber = self.mouseGrabberItem()
         if not (event.buttons() & Qt.MouseButton.LeftButton) or not isinstance(grabber, NodeItem):
@@ -561,7 +562,7 @@ class DesignScene(QGraphicsScene):
             if node.pos() != before[node]:
                 self.node_moved(node)
 
-    def mouseReleaseEvent(self, event) -> None:
+    def mouseReleaseEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().mouseReleaseEvent(event)
         self.commit_moves(event.scenePos() if event.button() == Qt.MouseButton.LeftButton else None)
 
@@ -584,12 +585,13 @@ class DesignScene(QGraphicsScene):
             target = self._drop_target(node, release_at) if release_at is not None else False
             if target is not False:
                 new_parent = target.item_id if target is not None else None
-                copies = lambda pid: design.multiplicity(pid) if pid else 1  # noqa: E731
-                if new_parent != item.parent and copies(new_parent) != copies(item.parent):
+                old_copies = design.multiplicity(item.parent) if item.parent else 1
+                new_copies = design.multiplicity(new_parent) if new_parent else 1
+                if new_parent != item.parent and new_copies != old_copies:
                     # Moving in or out of a replicated group would silently change the hardware.
                     where = design.items[new_parent].label if new_parent else "the top level"
                     self.message.emit(f"Not moved into {where}: that would change how many copies of "
-                                      f"{item.label} there are (×{copies(item.parent):,} → ×{copies(new_parent):,}); "
+                                      f"{item.label} there are (×{old_copies:,} → ×{new_copies:,}); "
                                       "use Cut and Paste")
                 elif new_parent != item.parent:
                     local = self.snap(target.mapFromScene(node.scenePos()) if target is not None else node.scenePos())
@@ -684,7 +686,8 @@ class DesignScene(QGraphicsScene):
                 self.message.emit(f"A {kind} cannot be replicated in a group; place it inside a server")
                 return []
             group_id = scratch.new_id("group")
-            scratch.add_item(Item(group_id, "group", name=f"{count:,} × {part.name}", parent=parent_id, x=x, y=y, count=count))
+            scratch.add_item(Item(group_id, "group", name=f"{count:,} × {part.name}", parent=parent_id, x=x, y=y,
+                                  count=count))
             parent_id, x, y = group_id, 20, 40
         try:
             if kind == "server":
@@ -757,7 +760,8 @@ class DesignScene(QGraphicsScene):
             lanes = 16
         link_id = self.document.add_link(a_id, b_id, medium, lanes)
         if link_id:
-            self.message.emit(f"Linked {self.design.items[a_id].label} — {self.design.items[b_id].label} over {catalog[medium].name}")
+            self.message.emit(f"Linked {self.design.items[a_id].label} — {self.design.items[b_id].label} over "
+                              f"{catalog[medium].name}")
         return link_id
 
     # --- results overlay --------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from designer.canvas.scene import PART_MIME, DesignScene
 
 class DesignView(QGraphicsView):
     message = Signal(str)
-    fileDropped = Signal(str)  # a .cluster.json dropped on the canvas
+    fileDropped = Signal(str)  # noqa: N815 - Qt signal name: a .cluster.json dropped on the canvas
 
     def __init__(self, scene: DesignScene, parent=None):
         super().__init__(scene, parent)
@@ -62,11 +62,11 @@ class DesignView(QGraphicsView):
         # Zoomed out, antialiasing thousands of hairlines costs more than it shows.
         self.setRenderHint(QPainter.RenderHint.Antialiasing, detailed)
 
-    def resetTransform(self) -> None:  # noqa: N802
+    def resetTransform(self) -> None:  # noqa: N802 - Qt override
         super().resetTransform()
         self._sync_detail()
 
-    def setTransform(self, *args, **kwargs) -> None:  # noqa: N802 - keep detail in sync
+    def setTransform(self, *args, **kwargs) -> None:  # noqa: N802 - Qt override: keep detail in sync
         super().setTransform(*args, **kwargs)
         self._sync_detail()
 
@@ -81,14 +81,14 @@ class DesignView(QGraphicsView):
             self.centerOn(rect.center())
         self._sync_detail()
 
-    def wheelEvent(self, event) -> None:
+    def wheelEvent(self, event) -> None:  # noqa: N802 - Qt override
         delta = event.angleDelta().y()
         if delta:
             self.zoom(1.0015 ** delta)
         event.accept()
 
     # --- mouse ---------------------------------------------------------------------------------------
-    def mousePressEvent(self, event) -> None:
+    def mousePressEvent(self, event) -> None:  # noqa: N802 - Qt override
         if self._rename_editor is not None:
             self._finish_rename(commit=True)
         pos = event.position().toPoint()
@@ -124,7 +124,7 @@ class DesignView(QGraphicsView):
             self.setDragMode(QGraphicsView.DragMode.RubberBandDrag)
         super().mousePressEvent(event)
 
-    def mouseMoveEvent(self, event) -> None:
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802 - Qt override
         pos = event.position().toPoint()
         if self._pan_from is not None:
             delta = pos - self._pan_from
@@ -140,7 +140,7 @@ class DesignView(QGraphicsView):
             return
         super().mouseMoveEvent(event)
 
-    def mouseReleaseEvent(self, event) -> None:
+    def mouseReleaseEvent(self, event) -> None:  # noqa: N802 - Qt override
         pos = event.position().toPoint()
         if self._pan_from is not None:
             self._pan_from = None
@@ -161,7 +161,7 @@ class DesignView(QGraphicsView):
         super().mouseReleaseEvent(event)
         self.setDragMode(QGraphicsView.DragMode.NoDrag)
 
-    def mouseDoubleClickEvent(self, event) -> None:
+    def mouseDoubleClickEvent(self, event) -> None:  # noqa: N802 - Qt override
         node = self._node_of(self.itemAt(event.position().toPoint()))
         if node is not None:
             self.start_rename(node.item_id)
@@ -169,7 +169,7 @@ class DesignView(QGraphicsView):
             return
         super().mouseDoubleClickEvent(event)
 
-    def contextMenuEvent(self, event) -> None:  # noqa: N802
+    def contextMenuEvent(self, event) -> None:  # noqa: N802 - Qt override
         """Right-click: the edit actions for the item under the cursor (selecting it first)."""
         from PySide6.QtWidgets import QMenu
 
@@ -201,19 +201,19 @@ class DesignView(QGraphicsView):
     def _accepts(self, mime) -> bool:
         return mime.hasFormat(PART_MIME) or any(u.toLocalFile().endswith(".json") for u in mime.urls())
 
-    def dragEnterEvent(self, event) -> None:
+    def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt override
         if self._accepts(event.mimeData()):
             event.acceptProposedAction()
         else:
             event.ignore()
 
-    def dragMoveEvent(self, event) -> None:
+    def dragMoveEvent(self, event) -> None:  # noqa: N802 - Qt override
         if self._accepts(event.mimeData()):
             event.acceptProposedAction()
         else:
             event.ignore()
 
-    def dropEvent(self, event) -> None:
+    def dropEvent(self, event) -> None:  # noqa: N802 - Qt override
         mime = event.mimeData()
         if mime.hasFormat(PART_MIME):
             part_id = bytes(mime.data(PART_MIME)).decode("utf-8")
@@ -237,13 +237,15 @@ class DesignView(QGraphicsView):
 
     def _ask_count(self, part_id: str) -> int | None:
         part = self.design_scene.document.catalog.get(part_id)
-        count, ok = QInputDialog.getInt(self, "Replicated group", f"How many copies of {part.name if part else part_id}?",
+        count, ok = QInputDialog.getInt(self, "Replicated group",
+                                        f"How many copies of {part.name if part else part_id}?",
                                         8, 1, 1_000_000, 1)
         return count if ok else None
 
     def _choose_medium(self, options: list[tuple[str, str]], what: str) -> str | None:
         names = [f"{name} ({mid})" for mid, name in options]
-        choice, ok = QInputDialog.getItem(self, "Choose the link medium", f"Both ends of {what} support:", names, 0, False)
+        choice, ok = QInputDialog.getItem(self, "Choose the link medium", f"Both ends of {what} support:", names, 0,
+                                          False)
         if not ok:
             return None
         return options[names.index(choice)][0]
@@ -261,7 +263,8 @@ class DesignView(QGraphicsView):
         editor.setText(item.name or item.label)
         editor.selectAll()
         width = max(140, min(rect.width(), 400))
-        editor.setGeometry(rect.left(), rect.top() + max(0, (rect.height() - 24) // 2) if not node.container else rect.top(), width, 24)
+        top = rect.top() + max(0, (rect.height() - 24) // 2) if not node.container else rect.top()
+        editor.setGeometry(rect.left(), top, width, 24)
         editor.setProperty("item_id", item_id)
         editor.returnPressed.connect(lambda: self._finish_rename(commit=True))
         editor.editingFinished.connect(lambda: self._finish_rename(commit=True))
@@ -270,7 +273,7 @@ class DesignView(QGraphicsView):
         self._rename_editor = editor
         return editor
 
-    def keyPressEvent(self, event) -> None:
+    def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt override
         if self._rename_editor is not None and event.key() == Qt.Key.Key_Escape:
             self._finish_rename(commit=False)
             return
@@ -302,7 +305,7 @@ class DesignView(QGraphicsView):
         self.viewport().update(self.legend_rect().toAlignedRect().adjusted(-2, -2, 2, 2))
 
     # --- legend ------------------------------------------------------------------------------------------
-    def drawForeground(self, painter: QPainter, rect) -> None:
+    def drawForeground(self, painter: QPainter, rect) -> None:  # noqa: N802 - Qt override
         scene = self.design_scene
         if not scene.link_items:
             return
@@ -319,7 +322,8 @@ class DesignView(QGraphicsView):
         painter.drawRoundedRect(box, 6, 6)
         painter.setPen(QColor("#1f2328"))
         if scene.utilization:
-            painter.drawText(QRectF(box.left() + 10, box.top() + 4, w - 20, 18), Qt.AlignmentFlag.AlignLeft, "Peak link utilization")
+            painter.drawText(QRectF(box.left() + 10, box.top() + 4, w - 20, 18), Qt.AlignmentFlag.AlignLeft,
+                             "Peak link utilization")
             grad = QLinearGradient(box.left() + 10, 0, box.right() - 10, 0)
             for stop in (0.0, 0.25, 0.5, 0.75, 1.0):
                 grad.setColorAt(stop, utilization_colour(stop))
@@ -330,9 +334,11 @@ class DesignView(QGraphicsView):
             if scene.bottleneck:
                 pen = QPen(QColor("#d50000"), 4)
                 painter.setPen(pen)
-                painter.drawLine(QPointF(bar.center().x() - 40, bar.bottom() + 10), QPointF(bar.center().x() - 20, bar.bottom() + 10))
+                painter.drawLine(QPointF(bar.center().x() - 40, bar.bottom() + 10),
+                                 QPointF(bar.center().x() - 20, bar.bottom() + 10))
                 painter.setPen(QColor("#1f2328"))
-                painter.drawText(QRectF(bar.center().x() - 14, bar.bottom() + 2, 70, 16), Qt.AlignmentFlag.AlignLeft, "bottleneck")
+                painter.drawText(QRectF(bar.center().x() - 14, bar.bottom() + 2, 70, 16), Qt.AlignmentFlag.AlignLeft,
+                                 "bottleneck")
         else:
             painter.drawText(QRectF(box.left() + 10, box.top() + 4, w - 20, 18), Qt.AlignmentFlag.AlignLeft,
                              "Links (utilization after evaluation)")
@@ -356,7 +362,8 @@ class DesignView(QGraphicsView):
             rect = QRectF(0, 0, 200, 100)
         # Keep the image a sane size for huge designs.
         scale = min(scale, 16000 / max(rect.width(), rect.height()))
-        image = QImage(max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale)), QImage.Format.Format_ARGB32)
+        image = QImage(max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale)),
+                       QImage.Format.Format_ARGB32)
         image.fill(QColor("white"))
         selected = scene.selectedItems()
         for item in selected:

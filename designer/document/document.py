@@ -12,9 +12,9 @@ from __future__ import annotations
 import copy
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
@@ -118,7 +118,7 @@ def apply_ops(design: Design, ops: list[tuple]) -> Change:
 
 
 class EditCommand(QUndoCommand):
-    def __init__(self, document: "Document", ops: list[tuple], text: str):
+    def __init__(self, document: Document, ops: list[tuple], text: str):
         super().__init__(text)
         self.document, self.ops = document, ops
         self._skip_first_redo = True
@@ -137,7 +137,7 @@ class Document(QObject):
     """The open design. Views read `design`; they change it only through the methods below."""
 
     changed = Signal(object)  # Change
-    pathChanged = Signal(str)
+    pathChanged = Signal(str)  # noqa: N815 - Qt signal name
     error = Signal(str)  # a refused edit, for the status bar
 
     def __init__(self, design: Design | None = None, catalog: Catalog | None = None, path: str | None = None,
@@ -319,7 +319,8 @@ class Document(QObject):
             if group is None or group.kind != "group":
                 continue
             for child in design.children(gid):
-                ops.append(("update_item", child, replace(child, parent=group.parent, x=child.x + group.x, y=child.y + group.y)))
+                ops.append(("update_item", child, replace(child, parent=group.parent, x=child.x + group.x,
+                                                          y=child.y + group.y)))
             ops.append(("remove_item", group))
         if not ops:
             self.error.emit("Ungroup: select a group")
@@ -367,7 +368,8 @@ class Document(QObject):
         for item in items:
             if item.id in roots:
                 parent = item.parent if item.parent in design.items else None
-                new_items.append(replace(item, id=mapping[item.id], parent=parent, x=item.x + offset[0], y=item.y + offset[1]))
+                new_items.append(replace(item, id=mapping[item.id], parent=parent, x=item.x + offset[0],
+                                         y=item.y + offset[1]))
             else:
                 new_items.append(replace(item, id=mapping[item.id], parent=mapping[item.parent]))
         parents = {i.id: i.parent for i in new_items}

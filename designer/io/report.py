@@ -41,7 +41,8 @@ def performance_sections(result: Result) -> list[str]:
             algo = f"auto→{r['chosen']}" if r["algorithm"] == "auto" else r["algorithm"]
             neck = r.get("bottleneck") or {}
             lines.append(f"  {r['op']:<10} {algo:<18} {r['ranks']:>8,} ranks {r['bytes']:>14,} B  "
-                         f"{r['busbw_gb_per_s']:>9.1f}  {r['time_s'] * 1e3:>10.3f} ms  bottleneck {neck.get('link', '-')} ({neck.get('tier', '-')})")
+                         f"{r['busbw_gb_per_s']:>9.1f}  {r['time_s'] * 1e3:>10.3f} ms  "
+                         f"bottleneck {neck.get('link', '-')} ({neck.get('tier', '-')})")
     training = result.get("training")
     if training and "fits" in training:
         lines += ["", f"Training: {training.get('model') or ''}"]

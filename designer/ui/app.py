@@ -31,7 +31,8 @@ def _parse_size(size: str | None) -> tuple[int, int]:
             raise ValueError
         return w, h
     except ValueError:
-        raise SystemExit(f"cluster-designer: error: --size must be WIDTHxHEIGHT, e.g. 1600x1000, got '{size}'")
+        raise SystemExit(f"cluster-designer: error: --size must be WIDTHxHEIGHT, e.g. 1600x1000, "
+                         f"got '{size}'") from None
 
 
 def run_app(path: str | os.PathLike | None = None, screenshot: str | None = None, size: str = "1600x1000") -> int:

@@ -47,7 +47,7 @@ def _app_icon() -> QIcon:
 
 class MainWindow(QMainWindow):
     evaluated = Signal(object)  # the latest result shown
-    evaluationFailed = Signal(str)
+    evaluationFailed = Signal(str)  # noqa: N815 - Qt signal name
 
     def __init__(self, catalog: Catalog | None = None, debounce_ms: int = 250):
         super().__init__()
@@ -140,40 +140,42 @@ class MainWindow(QMainWindow):
         return action
 
     def _build_actions(self) -> None:
-        SK = QKeySequence.StandardKey
+        keys = QKeySequence.StandardKey
         a = self._action
-        a("new", "&New", self.new_design, SK.New, "Start an empty design")
-        a("open", "&Open…", self.open_dialog, SK.Open, "Open a design file")
+        a("new", "&New", self.new_design, keys.New, "Start an empty design")
+        a("open", "&Open…", self.open_dialog, keys.Open, "Open a design file")
         a("open_example", "Open &Example…", self.open_example_dialog, None, "Open one of the built-in example clusters")
-        a("save", "&Save", self.save, SK.Save, "Save the design")
-        a("save_as", "Save &As…", self.save_as, SK.SaveAs, "Save the design under a new name")
-        a("export_canvas", "Export Canvas &PNG…", self.export_canvas_png, None, "The whole canvas as a PNG, 2× scale, white background")
-        a("export_summary", "Export Summary &CSV…", self.export_summary_csv, None, "Metric, value, unit: the same rows as the summary table")
+        a("save", "&Save", self.save, keys.Save, "Save the design")
+        a("save_as", "Save &As…", self.save_as, keys.SaveAs, "Save the design under a new name")
+        a("export_canvas", "Export Canvas &PNG…", self.export_canvas_png, None,
+          "The whole canvas as a PNG, 2× scale, white background")
+        a("export_summary", "Export Summary &CSV…", self.export_summary_csv, None,
+          "Metric, value, unit: the same rows as the summary table")
         a("export_bom", "Export &BOM CSV…", self.export_bom_csv, None, "Bill of materials as CSV")
-        a("quit", "&Quit", self.close, SK.Quit, "Quit Cluster Designer")
+        a("quit", "&Quit", self.close, keys.Quit, "Quit Cluster Designer")
         stack = self.document.undo_stack
         self.act_undo = stack.createUndoAction(self, "&Undo")
-        self.act_undo.setShortcut(QKeySequence(SK.Undo))
+        self.act_undo.setShortcut(QKeySequence(keys.Undo))
         self.act_undo.setObjectName("undo")
         self.act_redo = stack.createRedoAction(self, "&Redo")
-        self.act_redo.setShortcuts([QKeySequence(SK.Redo), QKeySequence("Ctrl+Shift+Z")])
+        self.act_redo.setShortcuts([QKeySequence(keys.Redo), QKeySequence("Ctrl+Shift+Z")])
         self.act_redo.setObjectName("redo")
         self.addAction(self.act_undo)
         self.addAction(self.act_redo)
-        a("cut", "Cu&t", self.cut, SK.Cut)
-        a("copy", "&Copy", self.copy, SK.Copy)
-        a("paste", "&Paste", self.paste, SK.Paste)
+        a("cut", "Cu&t", self.cut, keys.Cut)
+        a("copy", "&Copy", self.copy, keys.Copy)
+        a("paste", "&Paste", self.paste, keys.Paste)
         a("duplicate", "D&uplicate", self.duplicate, "Ctrl+D", "Copy the selection with its internal links")
-        a("delete", "&Delete", self.delete_selection, [QKeySequence(SK.Delete), QKeySequence("Backspace")],
+        a("delete", "&Delete", self.delete_selection, [QKeySequence(keys.Delete), QKeySequence("Backspace")],
           "Delete the selection with its contents and links")
-        a("select_all", "Select &All", self.select_all, SK.SelectAll)
+        a("select_all", "Select &All", self.select_all, keys.SelectAll)
         a("group", "&Group", self.group_selection, "Ctrl+G", "Wrap the selection in a group", icon="group")
         a("ungroup", "U&ngroup", self.ungroup_selection, "Ctrl+Shift+G", "Dissolve the selected groups")
         a("rename", "&Rename", self.rename_selection, "F2", "Rename the selected item in place")
         a("link_tool", "&Link Tool", self._set_link_tool, "L",
           "Drag from one item to another to link them (or Shift-drag without the tool)", icon="link", checkable=True)
-        a("zoom_in", "Zoom &In", lambda: self.view.zoom(1.25), [QKeySequence(SK.ZoomIn), QKeySequence("Ctrl+=")])
-        a("zoom_out", "Zoom &Out", lambda: self.view.zoom(0.8), SK.ZoomOut)
+        a("zoom_in", "Zoom &In", lambda: self.view.zoom(1.25), [QKeySequence(keys.ZoomIn), QKeySequence("Ctrl+=")])
+        a("zoom_out", "Zoom &Out", lambda: self.view.zoom(0.8), keys.ZoomOut)
         a("zoom_fit", "Zoom to &Fit", self.view.zoom_to_fit, "Ctrl+0", "Show the whole design")
         a("about", "&About Cluster Designer", lambda: show_about(self, self.catalog))
         for name in ("rename", "duplicate", "delete", "group", "ungroup", "cut", "copy", "paste", "select_all",
@@ -378,7 +380,7 @@ class MainWindow(QMainWindow):
         def load() -> None:
             try:
                 outcome["design"] = load_design(path, self.catalog)
-            except BaseException as exc:  # handed over to this thread, raised below
+            except BaseException as exc:  # noqa: BLE001 - handed over to this thread, raised below
                 outcome["error"] = exc
 
         worker = threading.Thread(target=load, name="open-design", daemon=True)
@@ -485,7 +487,8 @@ class MainWindow(QMainWindow):
         return path or None
 
     def export_canvas_png(self, path: str | None = None) -> str | None:
-        path = path or self._save_path("Export canvas as PNG", f"{_slug(self.document.display_name)}.png", "PNG images (*.png)")
+        path = path or self._save_path("Export canvas as PNG", f"{_slug(self.document.display_name)}.png",
+                                       "PNG images (*.png)")
         if not path:
             return None
         try:
@@ -612,17 +615,17 @@ class MainWindow(QMainWindow):
         self.show_message("Link tool: drag from one item to another" if on else "Link tool off", 4000)
 
     # --- window events --------------------------------------------------------------------------------------
-    def dragEnterEvent(self, event) -> None:
+    def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt override
         if any(u.toLocalFile().endswith(".json") for u in event.mimeData().urls()):
             event.acceptProposedAction()
 
-    def dropEvent(self, event) -> None:
+    def dropEvent(self, event) -> None:  # noqa: N802 - Qt override
         files = [u.toLocalFile() for u in event.mimeData().urls() if u.toLocalFile().endswith(".json")]
         if files:
             event.acceptProposedAction()
             QTimer.singleShot(0, lambda: self.open_path_interactive(files[0]))
 
-    def closeEvent(self, event) -> None:
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
         if self.maybe_save():
             self.scheduler.shutdown(timeout_s=5)
             event.accept()

@@ -44,7 +44,8 @@ class _PartTree(QTreeWidget):
 
 
 class Palette(QWidget):
-    partActivated = Signal(str)  # double-click or Enter on a part: place it at the canvas centre
+    # Double-click or Enter on a part: place it at the canvas centre.
+    partActivated = Signal(str)  # noqa: N815 - Qt signal name
 
     def __init__(self, catalog: Catalog, parent=None):
         super().__init__(parent)
