@@ -7,6 +7,7 @@ from PySide6.QtCore import QElapsedTimer, QTimer
 from PySide6.QtWidgets import QApplication
 
 from designer.io.examples import example_paths, example_summaries
+from designer.ui.app import configure_process
 
 EXAMPLES = example_paths()
 
@@ -31,6 +32,12 @@ class Heartbeat:
 
     def __exit__(self, *exc):
         self.timer.stop()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def app_process_settings():
+    """These windows run with the settings the app makes at start-up (GIL switch interval, GC)."""
+    configure_process()
 
 
 @pytest.fixture(scope="module")

@@ -9,13 +9,21 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QElapsedTimer, QTimer
 from PySide6.QtGui import QImage
 
 from conftest import gui_catalog, write_big_design
 from designer.io.files import load_design
+from designer.ui.app import configure_process
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True, scope="module")
+def app_process_settings():
+    """These windows run with the settings the app makes at start-up (GIL switch interval, GC)."""
+    configure_process()
 
 
 def largest_design(tmp_path):
