@@ -19,6 +19,7 @@ run: $(STAMP)
 	$(BIN)/cluster-designer
 
 test: $(STAMP)
+	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/python benchmarks/bench_engine.py --tiny
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
@@ -30,4 +31,4 @@ package: $(STAMP)
 	bash packaging/build.sh
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info
+	rm -rf $(VENV) build dist

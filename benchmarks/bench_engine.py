@@ -29,11 +29,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from designer.engine import evaluate  # noqa: E402
-from designer.engine.network import build_fabric  # noqa: E402
-from designer.engine import training, workloads  # noqa: E402
-from designer.model.catalog import Catalog, default_catalog  # noqa: E402
-from designer.topologies import generate  # noqa: E402
+from designer.engine import evaluate  # noqa: E402 - after the sys.path entry above
+from designer.engine.network import build_fabric  # noqa: E402 - after the sys.path entry above
+from designer.engine import training, workloads  # noqa: E402 - after the sys.path entry above
+from designer.model.catalog import Catalog, default_catalog  # noqa: E402 - after the sys.path entry above
+from designer.topologies import generate  # noqa: E402 - after the sys.path entry above
 
 SIZES = ["1M", "16M", "1G", "8G"]
 

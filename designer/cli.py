@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from designer.model.errors import DesignerError
 
-DEFAULT_EXAMPLE = "nvidia-superpod-h100-4su"
 COMMANDS = ("gui", "templates", "new", "examples", "evaluate", "export")
 
 
@@ -35,29 +33,6 @@ def _catalog(args):
     return catalog_module.default_catalog()
 
 
-def example_paths() -> list[Path]:
-    from designer.paths import examples_dir
-
-    return sorted(examples_dir().glob("*.cluster.json"))
-
-
-def default_example_path() -> Path:
-    from designer.paths import examples_dir
-
-    return examples_dir() / f"{DEFAULT_EXAMPLE}.cluster.json"
-
-
-def resolve_design_path(name: str) -> Path:
-    """A path, or the name of a built-in example."""
-    path = Path(name)
-    if path.exists() or path.suffix == ".json":
-        return path
-    from designer.paths import examples_dir
-
-    candidate = examples_dir() / f"{name}.cluster.json"
-    return candidate if candidate.exists() else path
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cluster-designer",
@@ -68,8 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     gui = sub.add_parser("gui", help="open the desktop app (the default)")
     gui.add_argument("file", nargs="?", help="design file or example name (default: the default example)")
-    gui.add_argument("--screenshot", metavar="OUT.png", help="render the window offscreen to a PNG after the first evaluation, then exit")
-    gui.add_argument("--size", default="1600x1000", help="window size for --screenshot, WIDTHxHEIGHT (default 1600x1000)")
+    gui.add_argument("--screenshot", metavar="OUT.png",
+                     help="render the window offscreen to a PNG after the first evaluation, then exit")
+    gui.add_argument("--size", default="1600x1000",
+                     help="window size for --screenshot, WIDTHxHEIGHT (default 1600x1000)")
 
     sub.add_parser("templates", help="list topology generators and their parameters")
 
@@ -94,21 +71,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def add_engine_options(parser: argparse.ArgumentParser) -> None:
-    """Options that choose what the engine computes beyond the design itself."""
-    from designer.engine import options as engine_options
+ENGINE_OPTIONS = ("op", "sizes", "algorithm", "ranks", "workload", "plan", "global_batch", "seq", "tokens")
 
-    engine_options.add_arguments(parser)
+
+def add_engine_options(parser: argparse.ArgumentParser) -> None:
+    """Options that choose what the engine computes beyond the design itself (ENGINE_OPTIONS)."""
+    from designer.engine import workloads
+    from designer.engine.collectives import ALGORITHMS, OPS
+
+    g = parser.add_argument_group("network and training")
+    g.add_argument("--op", help=f"collective operation: {', '.join(OPS)} (default allreduce)")
+    g.add_argument("--sizes",
+                   help="message sizes in bytes, comma-separated, K/M/G = 2^10/2^20/2^30 (default 1M,16M,256M,1G,8G)")
+    g.add_argument("--algorithm", help=f"auto (default) or one of {', '.join(ALGORITHMS)}")
+    g.add_argument("--ranks", help="communicator: the first N accelerators in topology order (default all)")
+    g.add_argument("--workload", help=f"LLM preset ({', '.join(workloads.PRESETS)}) or a JSON file")
+    g.add_argument("--plan", help="tp=8,pp=16,dp=8,mb=1,recompute=selective,zero=1 or auto (default auto)")
+    g.add_argument("--global-batch", dest="global_batch", help="sequences per step")
+    g.add_argument("--seq", help="sequence length in tokens")
+    g.add_argument("--tokens", help="tokens to train on, for days to train (K/M/G/T = 10^3.. allowed)")
 
 
 def _evaluate_file(args):
     from designer.engine import evaluate
-    from designer.engine import options as engine_options
+    from designer.engine.options import workload_from_options
+    from designer.io.examples import resolve_design_path
     from designer.io.files import load_design
 
     catalog = _catalog(args)
     design = load_design(resolve_design_path(args.file), catalog)
-    workload = engine_options.from_arguments(args, design)
+    workload = workload_from_options(design, **{name: getattr(args, name) for name in ENGINE_OPTIONS})
     return evaluate(design, catalog, workload=workload)
 
 
@@ -141,36 +133,8 @@ def cmd_new(args) -> int:
     return 0
 
 
-def example_summaries(catalog=None) -> list[dict]:
-    """Name, size and one-line description of each built-in example (parts and counts only, so
-    the list is quick to make)."""
-    from designer.engine import inventory as inv
-    from designer.io.files import load_design
-    from designer.model.catalog import default_catalog
-
-    catalog = catalog or default_catalog()
-    rows = []
-    for path in example_paths():
-        design = load_design(path, catalog)
-        copies = inv.multiplicities(design)
-        compute, memory = inv.compute_and_memory(design, catalog, copies)
-        rows.append({
-            "id": path.name[: -len(".cluster.json")], "path": str(path), "name": design.name,
-            "description": design.description, "summary": first_sentence(design.description),
-            "accelerators": inv.inventory(design, catalog, copies).accelerators,
-            "bf16_pflops": compute.peak_tflops.get("bf16", 0) / 1000,
-            "pooled_tb": memory.pooled_gb / 1000,
-        })
-    return rows
-
-
-def first_sentence(text: str) -> str:
-    text = " ".join(text.split())
-    end = text.find(". ")
-    return text if end < 0 else text[: end + 1]
-
-
 def cmd_examples(args) -> int:
+    from designer.io.examples import example_summaries
 
     rows = example_summaries(_catalog(args))
     if not rows:
@@ -210,6 +174,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_gui(args) -> int:
+    from designer.io.examples import default_example_path, resolve_design_path
     from designer.ui.app import run_app
 
     path = resolve_design_path(args.file) if args.file else default_example_path()

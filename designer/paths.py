@@ -1,31 +1,26 @@
 """Where the shipped resources (catalogue, examples, icons) live.
 
-From a source checkout or an editable install they are the repository's top-level `resources/`;
-a wheel or a PyInstaller bundle carries a copy inside the package as `designer/resources/`.
+An installed wheel and the PyInstaller bundle carry them inside the package as
+`designer/resources/`; a source checkout, and an editable install that runs from it, has them at
+the repository's top-level `resources/`.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
+_RESOURCE_PLACES = (_PACKAGE_DIR / "resources", _PACKAGE_DIR.parent / "resources")
 
 
 def resources_dir() -> Path:
-    override = os.environ.get("CLUSTER_DESIGNER_RESOURCES")
-    if override:
-        return Path(override)
-    bundle = getattr(sys, "_MEIPASS", None)
-    candidates = [Path(bundle) / "resources"] if bundle else []
-    candidates += [_PACKAGE_DIR / "resources", _PACKAGE_DIR.parent / "resources"]
-    for candidate in candidates:
+    for candidate in _RESOURCE_PLACES:
         if (candidate / "catalog").is_dir():
             return candidate
     raise FileNotFoundError(
         "Cluster Designer's resources folder (catalog/, examples/) was not found; looked in "
-        + ", ".join(str(c) for c in candidates)
+        + ", ".join(str(c) for c in _RESOURCE_PLACES)
     )
 
 

@@ -46,7 +46,7 @@ QT_QPA_PLATFORM=offscreen "$PY" packaging/render_icons.py --check \
 BUNDLE=dist/$NAME
 EXE=$BUNDLE/$NAME
 [ -x "$EXE" ] || fail "$EXE was not built"
-[ -d "$BUNDLE/_internal/resources/catalog" ] || fail "resources/ is missing from the bundle"
+[ -d "$BUNDLE/_internal/designer/resources/catalog" ] || fail "resources/ is missing from the bundle"
 
 # Desktop integration files, laid out as under a prefix's share/ (install.sh copies them).
 SHARE=$BUNDLE/share

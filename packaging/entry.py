@@ -7,9 +7,9 @@ The frozen executable runs this file as __main__; it hands over to the same func
 
 import sys
 
-ENTRY_POINT = "designer.cli:main"
+from designer.cli import main
 
-from designer.cli import main  # noqa: E402
+ENTRY_POINT = "designer.cli:main"
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -19,11 +19,11 @@ import os
 import sys
 from pathlib import Path
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter
+from PySide6.QtSvg import QSvgRenderer
 
-from PySide6.QtCore import QRectF, Qt  # noqa: E402
-from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter  # noqa: E402
-from PySide6.QtSvg import QSvgRenderer  # noqa: E402
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 ICONS_DIR = Path(__file__).resolve().parent.parent / "resources" / "icons"
 APP_ICON = "cluster-designer"

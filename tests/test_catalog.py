@@ -89,10 +89,14 @@ def test_user_catalog_in_config_folder_is_read(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("entry,field,problem", [
-    ({"id": "Bad_Id", "kind": "rack", "name": "x", "source": "s", "height_u": 1, "power_budget_kw": 1}, "id", "kebab-case"),
-    ({"id": "r1", "kind": "rack", "name": "x", "source": "s", "height_u": -1, "power_budget_kw": 1}, "height_u", "non-negative"),
-    ({"id": "r1", "kind": "rack", "name": "x", "source": "s", "height_u": "tall", "power_budget_kw": 1}, "height_u", "expected a number"),
-    ({"id": "r1", "kind": "rack", "name": "x", "source": "", "height_u": 1, "power_budget_kw": 1}, "source", "non-empty"),
+    ({"id": "Bad_Id", "kind": "rack", "name": "x", "source": "s", "height_u": 1, "power_budget_kw": 1}, "id",
+     "kebab-case"),
+    ({"id": "r1", "kind": "rack", "name": "x", "source": "s", "height_u": -1, "power_budget_kw": 1}, "height_u",
+     "non-negative"),
+    ({"id": "r1", "kind": "rack", "name": "x", "source": "s", "height_u": "tall", "power_budget_kw": 1}, "height_u",
+     "expected a number"),
+    ({"id": "r1", "kind": "rack", "name": "x", "source": "", "height_u": 1, "power_budget_kw": 1}, "source",
+     "non-empty"),
     ({"id": "r1", "kind": "rack", "name": "x", "source": "s", "height_u": 1}, "power_budget_kw", "missing"),
     ({"id": "r1", "kind": "robot", "name": "x", "source": "s"}, "kind", "expected one of"),
     ({"id": "g1", "kind": "accelerator", "name": "x", "source": "s", "memory_gb": 1, "memory_bw_tb_per_s": 1,

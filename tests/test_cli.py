@@ -90,7 +90,8 @@ def test_bad_file_from_the_shell_has_no_traceback(tmp_path):
 def test_catalog_option_adds_parts(capsys, tmp_path):
     extra = tmp_path / "mine.json"
     extra.write_text(json.dumps({"format": "cluster-designer-catalog", "version": 1, "parts": [
-        {"id": "big-rack", "kind": "rack", "name": "Big rack", "source": "ours", "height_u": 52, "power_budget_kw": 200}]}))
+        {"id": "big-rack", "kind": "rack", "name": "Big rack", "source": "ours", "height_u": 52,
+         "power_budget_kw": 200}]}))
     out = tmp_path / "d.cluster.json"
     code, _, err = run(capsys, "--catalog", str(extra), "new", "--template", "rail-fat-tree", "--set", "rack=big-rack",
                        "-o", str(out))
@@ -100,7 +101,8 @@ def test_catalog_option_adds_parts(capsys, tmp_path):
 
 def test_malformed_catalog_option_exits_2(capsys, tmp_path):
     extra = tmp_path / "mine.json"
-    extra.write_text(json.dumps({"format": "cluster-designer-catalog", "version": 1, "parts": [{"id": "x", "kind": "rack"}]}))
+    extra.write_text(json.dumps({"format": "cluster-designer-catalog", "version": 1,
+                                 "parts": [{"id": "x", "kind": "rack"}]}))
     code, _, err = run(capsys, "--catalog", str(extra), "templates")
     assert code == 2 and "part 'x', field 'name'" in err
 

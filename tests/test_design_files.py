@@ -40,7 +40,8 @@ def test_save_is_atomic_and_keeps_old_file_on_failure(design_file, monkeypatch):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", broken_replace)
-    with pytest.raises(DesignFileError, match=r"cannot be written \(No space left on device\); the previous file is unchanged"):
+    with pytest.raises(DesignFileError,
+                       match=r"cannot be written \(No space left on device\); the previous file is unchanged"):
         save_design(design, design_file)
     assert design_file.read_bytes() == before
     assert [p.name for p in design_file.parent.iterdir()] == [design_file.name]
@@ -60,7 +61,8 @@ def _refused(tmp_path, document_or_text, name="bad.cluster.json"):
 def _document(items=None, links=None, **top):
     doc = {"format": "cluster-designer", "version": 1, "name": "x",
            "items": items if items is not None else [{"id": "s", "kind": "server", "part": "dgx-h100"},
-                                                     {"id": "g", "kind": "accelerator", "part": "h100-sxm", "parent": "s"}],
+                                                     {"id": "g", "kind": "accelerator", "part": "h100-sxm",
+                                                      "parent": "s"}],
            "links": links or []}
     doc.update(top)
     return doc
@@ -82,7 +84,8 @@ def test_unknown_part_is_refused(tmp_path):
 
 def test_dangling_link_is_refused(tmp_path):
     doc = _document(links=[{"id": "l", "a": "g", "b": "ghost", "medium": "nvlink4", "lanes": 1}])
-    assert _refused(tmp_path, doc).endswith("at $.links[0].b: link end 'ghost' is not an item of this design (dangling link)")
+    assert _refused(tmp_path,
+                    doc).endswith("at $.links[0].b: link end 'ghost' is not an item of this design (dangling link)")
 
 
 def test_future_version_is_refused_by_number(tmp_path):

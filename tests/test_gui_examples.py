@@ -6,9 +6,10 @@ import pytest
 from PySide6.QtCore import QElapsedTimer, QTimer
 from PySide6.QtWidgets import QApplication
 
-from designer import cli
+from designer.io.examples import example_paths, example_summaries
+from designer.ui.app import configure_process
 
-EXAMPLES = cli.example_paths()
+EXAMPLES = example_paths()
 
 
 class Heartbeat:
@@ -31,6 +32,12 @@ class Heartbeat:
 
     def __exit__(self, *exc):
         self.timer.stop()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def app_process_settings():
+    """These windows run with the settings the app makes at start-up (GIL switch interval, GC)."""
+    configure_process()
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +77,7 @@ def test_example_opens_evaluates_and_renders_without_a_stall(gallery_window, pat
             QApplication.processEvents()
         _spin(0.3)  # the overlay and the hidden tabs are drawn in later turns
     design = window.document.design
-    expected = next(r for r in cli.example_summaries() if r["path"] == str(path))
+    expected = next(r for r in example_summaries() if r["path"] == str(path))
     assert window.last_result.inventory.accelerators == expected["accelerators"]
     assert len(window.scene.nodes) == len(design.items)
     assert window.windowTitle().startswith(path.name[: -len(".cluster.json")])
@@ -98,4 +105,5 @@ def test_open_example_menu_shows_the_gallery_and_opens_the_choice(make_window, q
 
     monkeypatch.setattr(dialogs.ExampleGallery, "exec", accept)
     window.act_open_example.trigger()
-    qtbot.waitUntil(lambda: window.document.path is not None and str(window.document.path) == str(chosen), timeout=10_000)
+    qtbot.waitUntil(lambda: window.document.path is not None and str(window.document.path) == str(chosen),
+                    timeout=10_000)

@@ -9,21 +9,29 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QElapsedTimer, QTimer
 from PySide6.QtGui import QImage
 
 from conftest import gui_catalog, write_big_design
 from designer.io.files import load_design
+from designer.ui.app import configure_process
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(autouse=True, scope="module")
+def app_process_settings():
+    """These windows run with the settings the app makes at start-up (GIL switch interval, GC)."""
+    configure_process()
+
+
 def largest_design(tmp_path):
     """The largest example by accelerators (file size as a proxy), or a 65,536-GPU rail fat tree."""
-    from designer import cli
+    from designer.io.examples import example_paths
     from designer.topologies import generate
 
-    examples = sorted(cli.example_paths(), key=lambda p: p.stat().st_size)
+    examples = sorted(example_paths(), key=lambda p: p.stat().st_size)
     if examples:
         return load_design(examples[-1], gui_catalog())
     return generate("rail-fat-tree", gui_catalog(), nodes=8192)
@@ -127,6 +135,7 @@ def test_screenshot_exits_non_zero_when_evaluation_fails(tmp_path):
 
     save_design(generate("server", gui_catalog(), platform="dgx-h100"), tmp_path / "d.cluster.json")
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120)
     assert proc.returncode == 1 and "engine exploded" in proc.stderr
     assert not (tmp_path / "x.png").exists()

@@ -215,12 +215,12 @@ def test_palette_search_filters_parts(fat_tree):
 
 
 def test_example_gallery_lists_examples(qtbot):
-    from designer import cli
-    from designer.ui.dialogs import ExampleGallery, example_rows
+    from designer.io.examples import example_paths, example_summaries
+    from designer.ui.dialogs import ExampleGallery
 
-    if not cli.example_paths():
+    if not example_paths():
         pytest.skip("no examples in resources/examples yet")
-    rows = example_rows(gui_catalog())
+    rows = example_summaries(gui_catalog())
     dialog = ExampleGallery(rows)
     qtbot.addWidget(dialog)
     assert dialog.table.rowCount() == len(rows) > 0

@@ -22,9 +22,9 @@ import zipfile
 from fnmatch import fnmatch
 from pathlib import Path
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+import pytest
 
-import pytest  # noqa: E402
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGING = ROOT / "packaging"
@@ -100,8 +100,7 @@ def test_metainfo_agrees_with_desktop_file_mime_and_pyproject():
     assert root.findtext("summary")
     assert root.find("description") is not None and root.find("description/p") is not None
     assert root.findtext("metadata_license") == "CC0-1.0"
-    license = PROJECT["license"]  # {text = "MIT"} today; a plain SPDX string with setuptools>=77
-    assert root.findtext("project_license") == (license["text"] if isinstance(license, dict) else license)
+    assert root.findtext("project_license") == PROJECT["license"]
     launchable = root.find("launchable")
     assert launchable.get("type") == "desktop-id" and launchable.text == DESKTOP.name
     assert [b.text for b in root.findall("provides/binary")] == [NAME]
@@ -208,7 +207,7 @@ class TestPyInstallerBundle:
         assert VERSION in proc.stdout + proc.stderr
 
     def test_bundle_evaluates_a_bundled_example(self, bundle, tmp_path):
-        examples = sorted(bundle.parent.rglob("resources/examples/*.cluster.json"))
+        examples = sorted(bundle.parent.glob("_internal/designer/resources/examples/*.cluster.json"))
         assert examples, "no example designs inside the bundle"
         proc = _run([bundle, "evaluate", examples[0]], cwd=tmp_path, env=_offscreen_env(), timeout=300)
         assert proc.stdout.strip()
@@ -216,7 +215,7 @@ class TestPyInstallerBundle:
     def test_bundle_gui_takes_a_screenshot(self, bundle, tmp_path, qapp):
         from PySide6.QtGui import QImage
 
-        example = sorted(bundle.parent.rglob("resources/examples/*.cluster.json"))[0]
+        example = sorted(bundle.parent.glob("_internal/designer/resources/examples/*.cluster.json"))[0]
         shot = tmp_path / "out.png"
         _run([bundle, "gui", example, "--screenshot", shot], cwd=tmp_path, env=_offscreen_env(), timeout=300)
         assert shot.is_file() and shot.stat().st_size > 2000
@@ -255,7 +254,7 @@ class TestWheelAndSdist:
         with tarfile.open(sdist) as tf:
             members = tf.getnames()
         assert [m for m in members if fnmatch(m, "*/resources/catalog/*.json")]
-        assert [m for m in members if m.endswith("/setup.py")]
+        assert [m for m in members if m.endswith("/pyproject.toml")]
 
     def test_wheel_installs_into_a_fresh_venv_and_runs(self, dists, tmp_path):
         wheel, _ = dists
@@ -263,7 +262,7 @@ class TestWheelAndSdist:
         venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
         python = env_dir / "bin" / "python"
         _run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", wheel], timeout=1200)
-        env = {k: v for k, v in _offscreen_env().items() if k not in ("PYTHONPATH", "CLUSTER_DESIGNER_RESOURCES")}
+        env = {k: v for k, v in _offscreen_env().items() if k != "PYTHONPATH"}
         proc = _run([env_dir / "bin" / NAME, "examples"], cwd=tmp_path, env=env, timeout=300)
         assert proc.stdout.strip()
         where = _run([python, "-c", "from designer.paths import resources_dir; print(resources_dir())"],

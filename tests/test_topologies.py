@@ -85,7 +85,8 @@ def test_torus_3d_block_with_wraparound(catalog):
 
 
 def test_torus_2d_open_mesh(catalog):
-    design = generate("torus", catalog, dims="5x5", wrap=0, platform="dojo-training-tile", gpu="dojo-d1", gpus_per_node=25)
+    design = generate("torus", catalog, dims="5x5", wrap=0, platform="dojo-training-tile", gpu="dojo-d1",
+                      gpus_per_node=25)
     assert evaluate(design, catalog).inventory.accelerators == 25
     assert len(design.links) == 2 * 5 * 4
 

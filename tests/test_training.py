@@ -25,7 +25,8 @@ def test_parameter_counts_match_names():
 
 def test_fixed_plan_breakdown(fabric):
     model = workloads.resolve("llama2-70b")
-    r, util = training.training(fabric, {"model": model, "plan": {"tp": 8, "pp": 4, "dp": 8, "mb": 1, "recompute": "selective", "zero": 1}})
+    r, util = training.training(fabric, {"model": model, "plan": {"tp": 8, "pp": 4, "dp": 8, "mb": 1,
+                                                                  "recompute": "selective", "zero": 1}})
     assert r["fits"]
     parts = r["compute_s"] + r["exposed_tp_s"] + r["exposed_pp_s"] + r["exposed_dp_s"] + r["bubble_s"]
     assert abs(parts - r["step_time_s"]) / r["step_time_s"] < 1e-3
@@ -37,14 +38,16 @@ def test_fixed_plan_breakdown(fabric):
 
 def test_plan_that_does_not_fit_says_why(fabric):
     model = workloads.resolve("gpt3-175b")
-    r, _ = training.training(fabric, {"model": model, "plan": {"tp": 1, "pp": 1, "dp": 256, "mb": 1, "recompute": "none", "zero": 0}})
+    r, _ = training.training(fabric, {"model": model, "plan": {"tp": 1, "pp": 1, "dp": 256, "mb": 1,
+                                                               "recompute": "none", "zero": 0}})
     assert r["fits"] is False and "GB" in r["why"] and r["step_time_s"] is None
 
 
 def test_auto_plan_is_no_slower_than_a_fixed_one(fabric):
     model = workloads.resolve("llama2-70b")
     auto, _ = training.training(fabric, {"model": model, "plan": "auto"})
-    fixed, _ = training.training(fabric, {"model": model, "plan": {"tp": 8, "pp": 4, "dp": 8, "mb": 1, "recompute": "selective", "zero": 1}})
+    fixed, _ = training.training(fabric, {"model": model, "plan": {"tp": 8, "pp": 4, "dp": 8, "mb": 1,
+                                                                   "recompute": "selective", "zero": 1}})
     assert auto["fits"] and auto["plan"]["auto"] and auto["step_time_s"] <= fixed["step_time_s"]
 
 

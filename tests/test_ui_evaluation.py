@@ -186,11 +186,8 @@ def test_real_engine_on_the_worker_thread(qtbot):
     from designer.model.catalog import default_catalog
     from designer.topologies import generate
 
-    try:
-        catalog = default_catalog()
-        design = generate("rail-fat-tree", nodes=4)
-    except Exception as exc:  # the shipped catalogue is being written concurrently
-        pytest.skip(f"no catalogue yet: {exc}")
+    catalog = default_catalog()
+    design = generate("rail-fat-tree", nodes=4)
     s = EvaluationScheduler(catalog=catalog, debounce_ms=10)
     try:
         with qtbot.waitSignal(s.finished, timeout=30_000) as blocker:

@@ -1,4 +1,4 @@
-"""Every measured row of ../shared/reference/collectives.md within ±15 %, with one set of constants."""
+"""Every measured row of docs/calibration.md within ±15 %, with one set of constants."""
 
 import pytest
 

@@ -75,7 +75,7 @@ def utilization_rgb(u: float) -> tuple[float, float, float]:
 
 def utilization_hex(u: float) -> str:
     r, g, b = utilization_rgb(u)
-    return "#{:02X}{:02X}{:02X}".format(round(r * 255), round(g * 255), round(b * 255))
+    return f"#{round(r * 255):02X}{round(g * 255):02X}{round(b * 255):02X}"
 
 
 def tier_color(tier: str | None) -> str:

@@ -4,7 +4,7 @@ items. Each finished gesture is one document edit; the scene then mirrors it."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QGraphicsScene
@@ -152,7 +152,8 @@ class Interactions:
                 self.scene.message.emit(f"A {kind} cannot be replicated in a group; place it inside a server")
                 return []
             group_id = scratch.new_id("group")
-            scratch.add_item(Item(group_id, "group", name=f"{count:,} × {part.name}", parent=parent_id, x=x, y=y, count=count))
+            scratch.add_item(Item(group_id, "group", name=f"{count:,} × {part.name}", parent=parent_id, x=x, y=y,
+                                  count=count))
             parent_id, x, y = group_id, 20, 40
         try:
             if kind == "server":
@@ -198,5 +199,6 @@ class Interactions:
                 return None
         link_id = self.scene.document.add_link(a_id, b_id, medium, placement.default_lanes(catalog, medium))
         if link_id:
-            self.scene.message.emit(f"Linked {self.scene.design.items[a_id].label} — {self.scene.design.items[b_id].label} over {catalog[medium].name}")
+            items = self.scene.design.items
+            self.scene.message.emit(f"Linked {items[a_id].label} — {items[b_id].label} over {catalog[medium].name}")
         return link_id

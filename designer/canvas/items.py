@@ -149,7 +149,8 @@ class NodeItem(QGraphicsPathItem):
                 tb = self._badge_text.boundingRect()
                 self._badge_text.setPos(box.center().x() - tb.width() / 2, box.center().y() - tb.height() / 2)
                 badge_w += 8
-            text = self.label if not self.part_name or self.part_name == self.label else f"{self.label} · {self.part_name}"
+            text = (self.label if not self.part_name or self.part_name == self.label
+                    else f"{self.label} · {self.part_name}")
             self._title.setText(elided(text, "header", rect.width() - 16 - badge_w))
             tb = self._title.boundingRect()
             self._title.setPos(rect.left() + 8, rect.top() + (HEADER_H - tb.height()) / 2)

@@ -5,7 +5,8 @@ in slices through `jobs`."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from typing import Any
+from collections.abc import Callable, Iterator
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter

@@ -64,11 +64,11 @@ class DesignView(QGraphicsView):
         # Zoomed out, antialiasing thousands of hairlines costs more than it shows.
         self.setRenderHint(QPainter.RenderHint.Antialiasing, detailed)
 
-    def resetTransform(self) -> None:  # noqa: N802
+    def resetTransform(self) -> None:
         super().resetTransform()
         self._sync_detail()
 
-    def setTransform(self, *args, **kwargs) -> None:  # noqa: N802 - keep detail in sync
+    def setTransform(self, *args, **kwargs) -> None:  # keep detail in sync
         super().setTransform(*args, **kwargs)
         self._sync_detail()
 
@@ -171,7 +171,7 @@ class DesignView(QGraphicsView):
             return
         super().mouseDoubleClickEvent(event)
 
-    def contextMenuEvent(self, event) -> None:  # noqa: N802
+    def contextMenuEvent(self, event) -> None:
         """Right-click: the edit actions for the item under the cursor (selecting it first)."""
         from PySide6.QtWidgets import QMenu
 
@@ -239,13 +239,14 @@ class DesignView(QGraphicsView):
 
     def _ask_count(self, part_id: str) -> int | None:
         part = self.design_scene.document.catalog.get(part_id)
-        count, ok = QInputDialog.getInt(self, "Replicated group", f"How many copies of {part.name if part else part_id}?",
-                                        8, 1, 1_000_000, 1)
+        name = part.name if part else part_id
+        count, ok = QInputDialog.getInt(self, "Replicated group", f"How many copies of {name}?", 8, 1, 1_000_000, 1)
         return count if ok else None
 
     def _choose_medium(self, options: list[tuple[str, str]], what: str) -> str | None:
         names = [f"{name} ({mid})" for mid, name in options]
-        choice, ok = QInputDialog.getItem(self, "Choose the link medium", f"Both ends of {what} support:", names, 0, False)
+        choice, ok = QInputDialog.getItem(self, "Choose the link medium", f"Both ends of {what} support:", names, 0,
+                                          False)
         if not ok:
             return None
         return options[names.index(choice)][0]
@@ -263,7 +264,8 @@ class DesignView(QGraphicsView):
         editor.setText(item.name or item.label)
         editor.selectAll()
         width = max(140, min(rect.width(), 400))
-        editor.setGeometry(rect.left(), rect.top() + max(0, (rect.height() - 24) // 2) if not node.container else rect.top(), width, 24)
+        top = rect.top() if node.container else rect.top() + max(0, (rect.height() - 24) // 2)
+        editor.setGeometry(rect.left(), top, width, 24)
         editor.setProperty("item_id", item_id)
         editor.returnPressed.connect(lambda: self._finish_rename(commit=True))
         editor.editingFinished.connect(lambda: self._finish_rename(commit=True))
@@ -323,7 +325,8 @@ class DesignView(QGraphicsView):
         painter.drawRoundedRect(box, 6, 6)
         painter.setPen(QColor(colors.TEXT))
         if scene.utilization:
-            painter.drawText(QRectF(box.left() + 10, box.top() + 4, w - 20, 18), Qt.AlignmentFlag.AlignLeft, "Peak link utilization")
+            painter.drawText(QRectF(box.left() + 10, box.top() + 4, w - 20, 18), Qt.AlignmentFlag.AlignLeft,
+                             "Peak link utilization")
             grad = QLinearGradient(box.left() + 10, 0, box.right() - 10, 0)
             for stop in (0.0, 0.25, 0.5, 0.75, 1.0):
                 grad.setColorAt(stop, QColor.fromRgbF(*colors.utilization_rgb(stop)))
@@ -334,9 +337,11 @@ class DesignView(QGraphicsView):
             if scene.bottleneck:
                 pen = QPen(QColor(colors.BOTTLENECK), 4)
                 painter.setPen(pen)
-                painter.drawLine(QPointF(bar.center().x() - 40, bar.bottom() + 10), QPointF(bar.center().x() - 20, bar.bottom() + 10))
+                painter.drawLine(QPointF(bar.center().x() - 40, bar.bottom() + 10),
+                                 QPointF(bar.center().x() - 20, bar.bottom() + 10))
                 painter.setPen(QColor(colors.TEXT))
-                painter.drawText(QRectF(bar.center().x() - 14, bar.bottom() + 2, 70, 16), Qt.AlignmentFlag.AlignLeft, "bottleneck")
+                painter.drawText(QRectF(bar.center().x() - 14, bar.bottom() + 2, 70, 16), Qt.AlignmentFlag.AlignLeft,
+                                 "bottleneck")
         else:
             painter.drawText(QRectF(box.left() + 10, box.top() + 4, w - 20, 18), Qt.AlignmentFlag.AlignLeft,
                              "Links (utilization after evaluation)")
@@ -360,7 +365,8 @@ class DesignView(QGraphicsView):
             rect = QRectF(0, 0, 200, 100)
         # Keep the image a sane size for huge designs.
         scale = min(scale, 16000 / max(rect.width(), rect.height()))
-        image = QImage(max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale)), QImage.Format.Format_ARGB32)
+        image = QImage(max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale)),
+                       QImage.Format.Format_ARGB32)
         image.fill(QColor(colors.CANVAS_BACKGROUND))
         selected = scene.selectedItems()
         for item in selected:

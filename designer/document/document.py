@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
@@ -26,7 +26,7 @@ from designer.model.errors import DesignerError
 class EditCommand(QUndoCommand):
     """One model edit on the undo stack."""
 
-    def __init__(self, document: "Document", edit: Edit):
+    def __init__(self, document: Document, edit: Edit):
         super().__init__(edit.text)
         self.document, self.edit = document, edit
         self._skip_first_redo = True

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import Callable
+from collections.abc import Callable
 
 import shiboken6
 from PySide6.QtCore import QObject, QTimer

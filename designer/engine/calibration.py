@@ -1,9 +1,9 @@
 """Every calibration constant of the network, collective and training models, in one place.
 
-Each constant names the measurement or reference it comes from (see
-`../shared/reference/collectives.md`). The same constants serve every design and every test;
-nothing here is tuned per test case. Times are in seconds, bandwidths are fractions of the
-catalogue's raw link figures.
+Each constant names the measurement or reference it comes from; docs/calibration.md lists every
+measurement with its source, and which constant it fits or only checks. The same constants serve
+every design and every test; nothing here is tuned per test case. Times are in seconds,
+bandwidths are fractions of the catalogue's raw link figures.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ number of bytes (a multiple of the message size S) across each nested boundary o
 (the accelerator's own scale-up links, its scale-out injection, then server, rack, scalable unit
 ... cuts, see `network.py`); its time is the slowest boundary's bytes / (capacity × efficiency)
 plus its latency (steps × per-step latency, NCCL-style, for the LL and Simple protocols; the
-faster protocol wins as in NCCL). Formulas: `../shared/reference/collectives.md`; constants:
-`calibration.py`.
+faster protocol wins as in NCCL). Formulas and the measurements behind the constants
+(`calibration.py`): docs/calibration.md.
 """
 
 from __future__ import annotations
@@ -94,7 +94,8 @@ def _up_term(fabric: Fabric, traffic: float, eff: float) -> Term:
 
 
 def _out_term(fabric: Fabric, traffic: float) -> Term:
-    return Term(traffic, fabric.out_eff, fabric.out_raw, "accelerator scale-out injection", SCALE_OUT, tuple(fabric.out_links))
+    return Term(traffic, fabric.out_eff, fabric.out_raw, "accelerator scale-out injection", SCALE_OUT,
+                tuple(fabric.out_links))
 
 
 def _link_indices(b) -> tuple:
@@ -153,7 +154,8 @@ def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
             if m > 1:
                 terms.append(_out_term(fabric, (n - r) / n))
             terms += _boundary_terms(lay, lambda b, rx: rx * (n - rx) / n)
-            lat = {p: cal.BASE_LATENCY["ring"][p] + (cal.NET_STEP_LATENCY["ring"][p] if m > 1 else cal.SCALE_UP_STEP_LATENCY[p])
+            lat = {p: cal.BASE_LATENCY["ring"][p]
+                   + (cal.NET_STEP_LATENCY["ring"][p] if m > 1 else cal.SCALE_UP_STEP_LATENCY[p])
                    for p in ("LL", "Simple")}
             return [Phase(terms, lat)]
         steps = {"allreduce": 2 * (n - 1), "broadcast": n - 1}.get(op, n - 1)
@@ -184,7 +186,8 @@ def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
         out: list[Phase] = []
         intra_steps = r - 1
         rs = Phase([_up_term(fabric, (r - 1) / r, ring_eff)],
-                   {p: cal.BASE_LATENCY["ring"][p] + intra_steps * cal.SCALE_UP_STEP_LATENCY[p] for p in ("LL", "Simple")})
+                   {p: cal.BASE_LATENCY["ring"][p] + intra_steps * cal.SCALE_UP_STEP_LATENCY[p]
+                    for p in ("LL", "Simple")})
         ag = Phase([_up_term(fabric, (r - 1) / r, ring_eff)], dict(rs.latency))
         simple_only = {"Simple": 1.0}
         nvls_phase = None
@@ -196,7 +199,8 @@ def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
             if algorithm == "sharp":
                 inter_terms = [_out_term(fabric, 1.0 / r)] + _boundary_terms(lay, lambda b, rx: 1.0)
                 levels = max(1, len(lay.crossings))
-                inter = Phase(inter_terms, {"Simple": cal.SHARP_BASE_LATENCY + 2 * levels * cal.NET_STEP_LATENCY["ring"]["Simple"]},
+                inter = Phase(inter_terms,
+                              {"Simple": cal.SHARP_BASE_LATENCY + 2 * levels * cal.NET_STEP_LATENCY["ring"]["Simple"]},
                               simple_only)
             else:
                 g = {"allreduce": 2 * (m - 1) / m}.get(op, (m - 1) / m)
@@ -241,19 +245,23 @@ def lower_bound(fabric: Fabric, op: str, lay: Layout, in_network: bool) -> tuple
     gpu_cap = (_ring_up_cap(fabric) if r > 1 else 0.0) + (fabric.out_raw if m > 1 else 0.0)
     if op == "allreduce":
         gpu = (1.0 if in_network else 2 * (n - 1) / n)
-        per_copy = (lambda b, rx: 1.0) if in_network else (lambda b, rx: 2 * (math.ceil(n / rx) - 1) / math.ceil(n / rx))
-    elif op in ("reduce-scatter", "allgather"):
+    elif op in ("reduce-scatter", "allgather", "alltoall"):
         gpu = (n - 1) / n
-        per_copy = lambda b, rx: (math.ceil(n / rx) - 1) / math.ceil(n / rx)
-    elif op == "alltoall":
-        gpu = (n - 1) / n
-        per_copy = lambda b, rx: rx * (n - rx) / n
     else:
         gpu = 1.0
-        per_copy = lambda b, rx: 1.0
+
+    def per_copy(rx: int) -> float:
+        if op == "allreduce":
+            return 1.0 if in_network else 2 * (math.ceil(n / rx) - 1) / math.ceil(n / rx)
+        if op in ("reduce-scatter", "allgather"):
+            return (math.ceil(n / rx) - 1) / math.ceil(n / rx)
+        if op == "alltoall":
+            return rx * (n - rx) / n
+        return 1.0
+
     worst = gpu / (gpu_cap * 1e9) if gpu_cap > 0 else math.inf
     for b, rx, c in lay.crossings:
-        value = per_copy(b, rx) * c / (b.cap_raw * 1e9) if b.cap_raw > 0 else math.inf
+        value = per_copy(rx) * c / (b.cap_raw * 1e9) if b.cap_raw > 0 else math.inf
         worst = max(worst, value)
     return worst
 
@@ -332,7 +340,8 @@ def parse_size(text: str) -> int:
     return int(value * mult)
 
 
-def collective_rows(fabric: Fabric, op: str, sizes, algorithm: str = "auto", n: int | None = None) -> tuple[list[dict], dict]:
+def collective_rows(fabric: Fabric, op: str, sizes, algorithm: str = "auto",
+                    n: int | None = None) -> tuple[list[dict], dict]:
     """Rows per algorithm and size, plus 'auto' rows; and link utilization of the chosen algorithm
     at the largest size."""
     if op not in OPS:
@@ -355,12 +364,14 @@ def collective_rows(fabric: Fabric, op: str, sizes, algorithm: str = "auto", n: 
     factor = BUS_FACTOR[op](n) if n > 1 else 1.0
     for a, tm in timings.items():
         for i, s in enumerate(sizes):
-            rows.append(_row(fabric, op, a, n, s, float(tm.time[i]), float(tm.bound[i]), tm.protocol[i], tm.bottleneck, factor))
+            rows.append(_row(fabric, op, a, n, s, float(tm.time[i]), float(tm.bound[i]), tm.protocol[i], tm.bottleneck,
+                             factor))
     chosen_for_util = None
     for i, s in enumerate(sizes):
         best = min(timings, key=lambda a: timings[a].time[i])
         tm = timings[best]
-        row = _row(fabric, op, "auto", n, s, float(tm.time[i]), float(tm.bound[i]), tm.protocol[i], tm.bottleneck, factor)
+        row = _row(fabric, op, "auto", n, s, float(tm.time[i]), float(tm.bound[i]), tm.protocol[i], tm.bottleneck,
+                   factor)
         row["chosen"] = best
         rows.append(row)
         chosen_for_util = (best, s)
@@ -369,7 +380,8 @@ def collective_rows(fabric: Fabric, op: str, sizes, algorithm: str = "auto", n: 
         best, s = chosen_for_util
         tm = time_collective(fabric, op, best, n, [s])
         util = link_utilization(fabric, tm, s)
-    return rows, {"phase": f"{op} {_human(chosen_for_util[1]) if chosen_for_util else ''} ({chosen_for_util[0] if chosen_for_util else ''})",
+    return rows, {"phase": f"{op} {_human(chosen_for_util[1]) if chosen_for_util else ''} "
+                           f"({chosen_for_util[0] if chosen_for_util else ''})",
                   "util": util}
 
 
@@ -378,7 +390,8 @@ def _row(fabric, op, algorithm, n, size, t, bound, protocol, bottleneck: Term | 
     algbw = size / t / 1e9 if finite else None
     row = {"op": op, "algorithm": algorithm, "protocol": protocol, "ranks": n, "bytes": size,
            "time_s": rounded(t) if finite else None,
-           "algbw_gb_per_s": rounded(algbw) if finite else None, "busbw_gb_per_s": rounded(algbw * factor) if finite else None,
+           "algbw_gb_per_s": rounded(algbw) if finite else None,
+           "busbw_gb_per_s": rounded(algbw * factor) if finite else None,
            "bound_time_s": rounded(bound) if math.isfinite(bound) else None,
            "bottleneck": None}
     if not finite and n > 1:
@@ -391,7 +404,8 @@ def _row(fabric, op, algorithm, n, size, t, bound, protocol, bottleneck: Term | 
         # Name the weakest drawn link carrying the slowest term.
         index = min(bottleneck.links, key=lambda i: fabric.links[i].cap)
         link = fabric.links[index]
-        row["bottleneck"] = {"link": link.id, "tier": link.tier if link.tier != HOST else SCALE_OUT, "where": bottleneck.where}
+        row["bottleneck"] = {"link": link.id, "tier": link.tier if link.tier != HOST else SCALE_OUT,
+                             "where": bottleneck.where}
     return row
 
 

@@ -122,8 +122,8 @@ def _network(summary: dict) -> Network:
     return Network(
         accelerators=summary["accelerators"],
         scale_up=ScaleUpTier(**{**up, "media": tuple(up["media"])}),
-        scale_out=ScaleOutTier(**{**out, "media": tuple(out["media"]),
-                                  "oversubscription": tuple(SwitchLevel(**level) for level in out["oversubscription"])}),
+        scale_out=ScaleOutTier(**{**out, "media": tuple(out["media"]), "oversubscription": tuple(
+            SwitchLevel(**level) for level in out["oversubscription"])}),
         diameter_hops=summary["diameter_hops"],
         boundaries=tuple(BoundaryCut(**boundary) for boundary in summary["boundaries"]),
     )

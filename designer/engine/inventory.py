@@ -9,7 +9,8 @@ from designer.model.catalog import PRECISIONS, Catalog
 from designer.model.design import Design
 from designer.model.power import item_power_w
 from designer.engine.result import rounded
-from designer.engine.sections import BillOfMaterials, BomRow, Compute, Cost, Inventory, Memory, Power, RackPower, read_only
+from designer.engine.sections import (BillOfMaterials, BomRow, Compute, Cost, Inventory, Memory, Power, RackPower,
+                                      read_only)
 
 
 def multiplicities(design: Design) -> dict[str, int]:

@@ -38,7 +38,8 @@ def is_passthrough(part) -> bool:
     """Circuit switches forward light without a hop of their own."""
     if part is None:
         return False
-    return bool(part.get("circuit")) or part.get("switching") == "circuit" or part.id.endswith("ocs") or "-ocs" in part.id
+    return (bool(part.get("circuit")) or part.get("switching") == "circuit"
+            or part.id.endswith("ocs") or "-ocs" in part.id)
 
 
 @dataclass(frozen=True)
@@ -238,7 +239,8 @@ def _own_paths(fabric: Fabric, nb: dict, acc: str) -> tuple:
             link_raw = sum(d * ll.cap for ll, d in uplinks)
             port_raw = part.number("port_gbps") / 8 * max(1.0, part.number("ports", 1)) if part else link_raw
             raw = min(link_raw, port_raw) if link_raw else 0.0
-            achieved = part.number("achieved_gb_per_s") if part and part.get("achieved_gb_per_s") else raw * cal.NET_EFFICIENCY
+            achieved = (part.number("achieved_gb_per_s") if part and part.get("achieved_gb_per_s")
+                        else raw * cal.NET_EFFICIENCY)
             eff = min(achieved, link_raw * cal.NET_EFFICIENCY) if link_raw else 0.0
             sharing = sum(d for ll, o, d in nb.get(other, []) if ll.tier == HOST) or 1
             host = deg * l.cap
@@ -317,7 +319,7 @@ def _domain(fabric: Fabric, chain) -> None:
     accel_neighbours = 0
     while stack:
         node = stack.pop()
-        for l, other, deg in nb.get(node, []):
+        for l, other, _deg in nb.get(node, []):
             if l.tier != SCALE_UP:
                 continue
             if node == fabric.rep and items[other].kind == "accelerator":
@@ -410,9 +412,11 @@ def _in_network(fabric: Fabric) -> None:
             (up_ids if l.tier == SCALE_UP else out_ids)[it.part] = None
     up_switches = [catalog.get(p) for p in up_ids]
     out_switches = [catalog.get(p) for p in out_ids]
-    fabric.nvls = bool(up_switches) and any(p is not None and p.get("in_network_reduction") == "nvls" for p in up_switches) \
+    fabric.nvls = bool(up_switches) \
+        and any(p is not None and p.get("in_network_reduction") == "nvls" for p in up_switches) \
         and settings.get("nvls", True) is not False
-    fabric.sharp = bool(out_switches) and all(p is not None and p.get("in_network_reduction") == "sharp" for p in out_switches) \
+    fabric.sharp = bool(out_switches) \
+        and all(p is not None and p.get("in_network_reduction") == "sharp" for p in out_switches) \
         and settings.get("sharp", True) is not False
 
 

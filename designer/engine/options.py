@@ -1,11 +1,10 @@
-"""Engine options beyond the design (collective sizes, workload, plan), from the command line.
+"""Engine options beyond the design (collective sizes, workload, plan), given as text.
 
-The CLI's `evaluate` and `export` share them. `from_arguments` returns the workload dict that
-`evaluate()` takes, or None when no option was given (the design's own settings apply)."""
+`workload_from_options` checks the values a user typed (the CLI's `evaluate` and `export`
+options) and returns the workload dict that `evaluate()` takes, or None when no option was given
+(the design's own settings apply). Each refusal names the command-line option it came from."""
 
 from __future__ import annotations
-
-import argparse
 
 from designer.engine import workloads
 from designer.engine.collectives import ALGORITHMS, OPS, parse_size
@@ -14,23 +13,6 @@ from designer.model.errors import DesignerError
 
 class OptionError(DesignerError):
     pass
-
-
-DEFAULT_SIZES = ("1M", "16M", "256M", "1G", "8G")
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the engine's options to a sub-command."""
-    g = parser.add_argument_group("network and training")
-    g.add_argument("--op", help=f"collective operation: {', '.join(OPS)} (default allreduce)")
-    g.add_argument("--sizes", help="message sizes in bytes, comma-separated, K/M/G = 2^10/2^20/2^30 (default 1M,16M,256M,1G,8G)")
-    g.add_argument("--algorithm", help=f"auto (default) or one of {', '.join(ALGORITHMS)}")
-    g.add_argument("--ranks", help="communicator: the first N accelerators in topology order (default all)")
-    g.add_argument("--workload", help=f"LLM preset ({', '.join(workloads.PRESETS)}) or a JSON file")
-    g.add_argument("--plan", help="tp=8,pp=16,dp=8,mb=1,recompute=selective,zero=1 or auto (default auto)")
-    g.add_argument("--global-batch", dest="global_batch", help="sequences per step")
-    g.add_argument("--seq", help="sequence length in tokens")
-    g.add_argument("--tokens", help="tokens to train on, for days to train (K/M/G/T = 10^3.. allowed)")
 
 
 def _int(name: str, text: str, minimum: int = 1) -> int:
@@ -82,41 +64,42 @@ def _tokens(text: str) -> float:
     return value
 
 
-def from_arguments(args: argparse.Namespace, design) -> dict | None:
+def workload_from_options(design, *, op: str | None = None, sizes: str | None = None,
+                          algorithm: str | None = None, ranks: str | None = None, workload: str | None = None,
+                          plan: str | None = None, global_batch: str | None = None, seq: str | None = None,
+                          tokens: str | None = None) -> dict | None:
     """The workload the options describe, or None for the design's own settings."""
-    names = ("op", "sizes", "algorithm", "ranks", "workload", "plan", "global_batch", "seq", "tokens")
-    if all(getattr(args, n, None) in (None, "") for n in names):
+    given = (op, sizes, algorithm, ranks, workload, plan, global_batch, seq, tokens)
+    if all(value in (None, "") for value in given):
         return None
     base = dict((design.settings.get("workload") or {}) if design is not None else {})
     collective = dict(base.get("collective") or {})
-    op = getattr(args, "op", None)
     if op is not None:
         if op not in OPS:
             raise OptionError(f"--op must be one of {', '.join(OPS)}, got '{op}'")
         collective["op"] = op
-    if getattr(args, "sizes", None):
+    if sizes:
         try:
-            collective["sizes"] = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+            collective["sizes"] = [parse_size(s) for s in sizes.split(",") if s.strip()]
         except DesignerError as exc:
             raise OptionError(f"--sizes: {exc}") from None
         if not collective["sizes"]:
             raise OptionError("--sizes needs at least one size")
-    algorithm = getattr(args, "algorithm", None)
     if algorithm is not None:
         if algorithm != "auto" and algorithm not in ALGORITHMS:
             raise OptionError(f"--algorithm must be auto or one of {', '.join(ALGORITHMS)}, got '{algorithm}'")
         collective["algorithm"] = algorithm
-    if getattr(args, "ranks", None) is not None:
-        collective["ranks"] = _int("--ranks", args.ranks)
+    if ranks is not None:
+        collective["ranks"] = _int("--ranks", ranks)
     train = dict(base.get("training") or {})
-    if getattr(args, "workload", None):
-        train["model"] = workloads.resolve(args.workload)
-    if getattr(args, "plan", None):
-        train["plan"] = parse_plan(args.plan)
-    if getattr(args, "global_batch", None) is not None:
-        train["global_batch"] = _int("--global-batch", args.global_batch)
-    if getattr(args, "seq", None) is not None:
-        train["seq"] = _int("--seq", args.seq)
-    if getattr(args, "tokens", None) is not None:
-        train["tokens"] = _tokens(args.tokens)
+    if workload:
+        train["model"] = workloads.resolve(workload)
+    if plan:
+        train["plan"] = parse_plan(plan)
+    if global_batch is not None:
+        train["global_batch"] = _int("--global-batch", global_batch)
+    if seq is not None:
+        train["seq"] = _int("--seq", seq)
+    if tokens is not None:
+        train["tokens"] = _tokens(tokens)
     return {"collective": collective, "training": train}

@@ -4,8 +4,8 @@ Rank order is Megatron's: tensor parallel fastest, then data parallel, then pipe
 TP group is `tp` neighbouring accelerators (inside one scale-up domain when tp fits), a DP group is
 every `tp`-th accelerator, and pipeline neighbours are `tp × dp` apart. Communication times come
 from `collectives.py` on the same fabric, with every group of a kind running at once (their
-traffic shares the cuts). Formulas: `../shared/reference/collectives.md`; constants:
-`calibration.py`.
+traffic shares the cuts). Formulas and the measurements behind the constants (`calibration.py`):
+docs/calibration.md.
 """
 
 from __future__ import annotations
@@ -138,7 +138,8 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
         t_tp_mb = per_layer * layers_per_stage * float(tp_timing.time[0])
     pp_timing = comms.p2p(act_bytes / tp, tp * dp) if pp > 1 else None
     t_p2p = float(pp_timing.time[0]) if pp_timing is not None else 0.0
-    grad_bytes = cal.GRADIENT_BYTES * ((workloads.parameters(model) - model["vocab"] * h) / (tp * pp) + model["vocab"] * h / tp)
+    grad_bytes = cal.GRADIENT_BYTES * ((workloads.parameters(model) - model["vocab"] * h) / (tp * pp)
+                                       + model["vocab"] * h / tp)
     dp_timing = None
     t_dp = 0.0
     if dp > 1:
@@ -231,7 +232,8 @@ def validate_plan(fabric: Fabric, model: dict, plan: dict) -> dict:
             raise PlanError(f"plan tp={plan['tp']} × pp={plan['pp']} does not divide the {N:,} accelerators")
         plan["dp"] = N // (plan["tp"] * plan["pp"])
     if plan["tp"] * plan["pp"] * plan["dp"] != N:
-        raise PlanError(f"plan tp×pp×dp = {plan['tp'] * plan['pp'] * plan['dp']:,} but the design has {N:,} accelerators")
+        raise PlanError(f"plan tp×pp×dp = {plan['tp'] * plan['pp'] * plan['dp']:,} but the design has {N:,} "
+                        "accelerators")
     if plan["recompute"] not in RECOMPUTE:
         raise PlanError(f"recompute must be one of {', '.join(RECOMPUTE)}, got '{plan['recompute']}'")
     if plan["zero"] not in (0, 1, 2, 3):
@@ -289,7 +291,8 @@ def training(fabric: Fabric, spec: dict) -> tuple[dict, dict]:
                      "why": f"no plan of tp, pp, dp over {fabric.total_accelerators:,} accelerators fits in memory "
                             f"with a global batch of {model['global_batch']:,}",
                      **{k: None for k in ("step_time_s", "compute_s", "exposed_tp_s", "exposed_pp_s", "exposed_dp_s",
-                                          "bubble_s", "tflops_per_gpu", "mfu", "tokens_per_s", "days", "memory_per_gpu_gb")}},
+                                          "bubble_s", "tflops_per_gpu", "mfu", "tokens_per_s", "days",
+                                          "memory_per_gpu_gb")}},
                     {})
         chosen = best["plan"]
         searched = True
@@ -325,7 +328,8 @@ def _utilization(fabric: Fabric, result: dict, phases: dict) -> dict:
             t += d
     gpus = []
     for acc in fabric.accelerators:
-        gpus.append({"group": acc.id, "count": fabric.copies[acc.id], "compute": rounded(compute), "communication": rounded(comm),
+        gpus.append({"group": acc.id, "count": fabric.copies[acc.id], "compute": rounded(compute),
+                     "communication": rounded(comm),
                      "idle": rounded(idle), "segments": segments})
     link_phases = []
     for name, (timing, size, _) in phases.items():
@@ -340,7 +344,8 @@ def link_phase(fabric: Fabric, name: str, util: dict) -> LinkPhase:
     """The load of every drawn link during one phase; `util`: link index → utilization."""
     rows = fabric.__dict__.get("_phase_rows")
     if rows is None:
-        rows = fabric.__dict__["_phase_rows"] = [(info.index, info.id, info.tier, info.instances) for info in fabric.links]
+        rows = fabric.__dict__["_phase_rows"] = [(info.index, info.id, info.tier,
+                                                  info.instances) for info in fabric.links]
     links = []
     tiers: dict[str, list] = {"scale-up": [], "scale-out": [], "host": []}
     memo: dict = {}  # utilization → its rounded figure (most links share a handful of values)

@@ -19,7 +19,8 @@ PRESETS: dict[str, dict] = {
                   "global_batch": 1536, "tokens": 300e9},
     # Narayanan et al. SC21 (arXiv:2104.04473) Table 1, first row: 1.7B on 32 A100, batch 512.
     "megatron-1.7b": {"layers": 24, "hidden": 2304, "heads": 24, "ffn": 9216, "vocab": 51200, "seq": 2048,
-                      "global_batch": 512, "tokens": 300e9, "plan": {"tp": 1, "pp": 1, "mb": 1, "recompute": "full", "zero": 0}},
+                      "global_batch": 512, "tokens": 300e9,
+                      "plan": {"tp": 1, "pp": 1, "mb": 1, "recompute": "full", "zero": 0}},
     # Same table, last row: 1T on 3072 A100, batch 3072.
     "megatron-1t": {"layers": 128, "hidden": 25600, "heads": 160, "ffn": 102400, "vocab": 51200, "seq": 2048,
                     "global_batch": 3072, "tokens": 450e9},

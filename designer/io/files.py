@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from designer.model.catalog import Catalog, default_catalog
 from designer.model.design import ITEM_KINDS, MAX_GROUP_COUNT, Design, Item, Link
@@ -82,7 +83,9 @@ def design_from_document(document: Any, catalog: Catalog | None = None, path=Non
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         read.fail("$.version", f"expected a whole number of at least 1, found {json.dumps(version)}")
     if version > VERSION:
-        read.fail("$.version", f"the file is version {version}, written by a newer Cluster Designer; this release reads up to version {VERSION}")
+        read.fail("$.version",
+                  f"the file is version {version}, written by a newer Cluster Designer; "
+                  f"this release reads up to version {VERSION}")
     while version < VERSION:
         document = MIGRATIONS[version](document)
         version += 1
@@ -159,7 +162,8 @@ def design_from_document(document: Any, catalog: Catalog | None = None, path=Non
             match=_read_match(read, raw, where))
         for end in ("a", "b"):
             if getattr(link, end) not in design.items:
-                read.fail(f"{where}.{end}", f"link end '{getattr(link, end)}' is not an item of this design (dangling link)")
+                read.fail(f"{where}.{end}",
+                          f"link end '{getattr(link, end)}' is not an item of this design (dangling link)")
         medium = catalog.get(link.medium)
         if medium is None or medium.kind != "medium":
             read.fail(f"{where}.medium", f"unknown medium '{link.medium}' (not in the catalogue)")
@@ -218,7 +222,8 @@ def loads(text: str, catalog: Catalog | None = None, path=None) -> Design:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise DesignFileError(path, None, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        raise DesignFileError(path, None,
+                              f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     except RecursionError:
         raise DesignFileError(path, None, "nested too deeply to be a design") from None
     return design_from_document(document, catalog, path)
@@ -229,7 +234,9 @@ def load_design(path: str | os.PathLike, catalog: Catalog | None = None) -> Desi
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
-            raise DesignFileError(path, None, f"the file is {size / 2**20:.0f} MiB, above the limit of {MAX_FILE_BYTES // 2**20} MiB")
+            raise DesignFileError(path, None,
+                                  f"the file is {size / 2**20:.0f} MiB, "
+                                  f"above the limit of {MAX_FILE_BYTES // 2**20} MiB")
         raw = path.read_bytes()
     except OSError as exc:
         raise DesignFileError(path, None, f"cannot be read ({exc.strerror or exc})") from None
@@ -269,4 +276,5 @@ def save_design(design: Design, path: str | os.PathLike) -> None:
     try:
         write_text_atomically(path, dumps(design))
     except OSError as exc:
-        raise DesignFileError(path, None, f"cannot be written ({exc.strerror or exc}); the previous file is unchanged") from None
+        raise DesignFileError(path, None,
+                              f"cannot be written ({exc.strerror or exc}); the previous file is unchanged") from None

@@ -38,7 +38,8 @@ def performance_sections(result: Result) -> list[str]:
             algo = f"auto→{r.chosen}" if r.algorithm == "auto" else r.algorithm
             link, tier = (r.bottleneck.link, r.bottleneck.tier) if r.bottleneck is not None else (None, None)
             lines.append(f"  {r.op:<10} {algo:<18} {r.ranks:>8,} ranks {r.bytes:>14,} B  "
-                         f"{r.busbw_gb_per_s:>9.1f}  {r.time_s * 1e3:>10.3f} ms  bottleneck {link or '-'} ({tier or '-'})")
+                         f"{r.busbw_gb_per_s:>9.1f}  {r.time_s * 1e3:>10.3f} ms  "
+                         f"bottleneck {link or '-'} ({tier or '-'})")
     training = result.training
     lines += ["", f"Training: {training.model or ''}"]
     if training.step_time_s is not None:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from designer.model.errors import CatalogError
 from designer.paths import catalog_dir, user_config_dir
@@ -102,7 +103,7 @@ class Catalog:
             raise KeyError(medium_id)
         return part
 
-    def merged(self, other: "Catalog") -> "Catalog":
+    def merged(self, other: Catalog) -> Catalog:
         """A new catalogue: this one with `other`'s parts added or overriding by id."""
         merged = Catalog(self)
         for part in other:
@@ -174,7 +175,8 @@ def parse_part(entry: Any, origin: str, index: int) -> Part:
         raise CatalogError(origin, part_id, "peak_tflops", "expected an object of precision → TFLOPS")
     for precision, value in peaks.items():
         if precision not in PRECISIONS:
-            raise CatalogError(origin, part_id, f"peak_tflops.{precision}", f"unknown precision; expected one of {', '.join(PRECISIONS)}")
+            raise CatalogError(origin, part_id, f"peak_tflops.{precision}",
+                               f"unknown precision; expected one of {', '.join(PRECISIONS)}")
         _check_number(origin, part_id, f"peak_tflops.{precision}", value)
     media = entry.get("media", [])
     if not isinstance(media, list) or not all(isinstance(m, str) for m in media):
@@ -188,11 +190,14 @@ def parse_catalog_text(text: str, origin: str) -> list[Part]:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise CatalogError(origin, None, None, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        raise CatalogError(origin, None, None,
+                           f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     if not isinstance(document, dict) or document.get("format") != CATALOG_FORMAT:
         raise CatalogError(origin, None, "format", f"expected \"format\": \"{CATALOG_FORMAT}\"")
     if document.get("version") != CATALOG_VERSION:
-        raise CatalogError(origin, None, "version", f"unsupported catalogue version {json.dumps(document.get('version'))}; this release reads version {CATALOG_VERSION}")
+        raise CatalogError(origin, None, "version",
+                           f"unsupported catalogue version {json.dumps(document.get('version'))}; "
+                           f"this release reads version {CATALOG_VERSION}")
     entries = document.get("parts")
     if not isinstance(entries, list):
         raise CatalogError(origin, None, "parts", "expected a list of parts")

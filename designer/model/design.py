@@ -14,8 +14,9 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any
 
 import networkx as nx
 
@@ -132,7 +133,7 @@ class Design:
             return item
         return next((a for a in self.ancestors(item_id) if a.kind == kind), None)
 
-    def link_copies(self, link: Link) -> "LinkCopies":
+    def link_copies(self, link: Link) -> LinkCopies:
         """How a link is replicated: copies of each end relative to their common ancestor."""
         chain_a = [link.a] + [a.id for a in self.ancestors(link.a)]
         chain_b = [link.b] + [a.id for a in self.ancestors(link.b)]
@@ -237,7 +238,7 @@ class Design:
         return out
 
     def all_link_copies(self, chains: dict[str, tuple[str, ...]] | None = None,
-                        skip_unknown_ends: bool = False) -> dict[str, "LinkCopies"]:
+                        skip_unknown_ends: bool = False) -> dict[str, LinkCopies]:
         """`link_copies(link)` of every link by id, from one set of parent chains (`chains()`).
         A link to an unknown item raises as `link_copies` does, or is left out with
         `skip_unknown_ends`."""
@@ -302,7 +303,7 @@ class Design:
         return out
 
     # --- snapshots ----------------------------------------------------------------------
-    def snapshot(self) -> "Design":
+    def snapshot(self) -> Design:
         """A copy the engine can read while the original keeps changing (items are immutable)."""
         return Design(self.name, self.description, dict(self.items), dict(self.links), _deep_copy(self.settings))
 
@@ -401,11 +402,13 @@ class Design:
             copies *= self.items[ancestor].count
             ancestor = self.items[ancestor].parent
         if copies > MAX_TOTAL_COPIES:
-            raise DesignError(f"item '{item.id}': its groups make {copies:,} copies, above the limit of {MAX_TOTAL_COPIES:,}")
+            raise DesignError(f"item '{item.id}': its groups make {copies:,} copies, above the limit of "
+                              f"{MAX_TOTAL_COPIES:,}")
         if replacing is not None and item.count != replacing.count:
             for child in self.descendants(item.id):
                 if self.multiplicity(child.id) // replacing.count * item.count > MAX_TOTAL_COPIES:
-                    raise DesignError(f"item '{item.id}': count {item.count:,} would make more than {MAX_TOTAL_COPIES:,} copies of '{child.id}'")
+                    raise DesignError(f"item '{item.id}': count {item.count:,} would make more than "
+                                      f"{MAX_TOTAL_COPIES:,} copies of '{child.id}'")
 
     def _check_link(self, link: Link, previous: Link | None = None) -> None:
         """`previous`: the link being edited. A match that stopped holding (lint says so) does not
@@ -421,7 +424,8 @@ class Design:
             if self.items[end].kind == "group":
                 raise DesignError(f"link '{link.id}': a link joins hardware, not the group '{end}'")
         if isinstance(link.lanes, bool) or not isinstance(link.lanes, int) or not 1 <= link.lanes <= MAX_LANES:
-            raise DesignError(f"link '{link.id}': lanes must be a whole number from 1 to {MAX_LANES}, got {link.lanes!r}")
+            raise DesignError(f"link '{link.id}': lanes must be a whole number from 1 to {MAX_LANES}, got "
+                              f"{link.lanes!r}")
         if not isinstance(link.medium, str) or not link.medium:
             raise DesignError(f"link '{link.id}': a link needs a medium")
         problem = self.match_problem(link) if previous is None or (previous.match, previous.a, previous.b) != \

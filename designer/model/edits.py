@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Iterable, Union
+from typing import Any
+from collections.abc import Iterable
 
 from designer.model.design import Design, Item, Link
 from designer.model.errors import DesignError
@@ -67,7 +68,7 @@ class AddItem:
                 design.remove_item(item.id)
             raise
 
-    def inverse(self) -> "RemoveItem":
+    def inverse(self) -> RemoveItem:
         return RemoveItem(self.item, self.contents, self.links)
 
     def note(self, change: Change) -> None:
@@ -113,7 +114,7 @@ class UpdateItem:
             raise _stale(f"item '{self.old.id}'")
         design.update_item(self.new.id, **{name: getattr(self.new, name) for name in _ITEM_FIELDS})
 
-    def inverse(self) -> "UpdateItem":
+    def inverse(self) -> UpdateItem:
         return UpdateItem(self.new, self.old)
 
     def note(self, change: Change) -> None:
@@ -127,7 +128,7 @@ class AddLink:
     def apply(self, design: Design) -> None:
         design.add_link(self.link)
 
-    def inverse(self) -> "RemoveLink":
+    def inverse(self) -> RemoveLink:
         return RemoveLink(self.link)
 
     def note(self, change: Change) -> None:
@@ -162,7 +163,7 @@ class UpdateLink:
             raise _stale(f"link '{self.old.id}'")
         design.update_link(self.new.id, **{name: getattr(self.new, name) for name in _LINK_FIELDS})
 
-    def inverse(self) -> "UpdateLink":
+    def inverse(self) -> UpdateLink:
         return UpdateLink(self.new, self.old)
 
     def note(self, change: Change) -> None:
@@ -185,14 +186,14 @@ class SetSetting:
         else:
             design.settings[self.key] = copy.deepcopy(self.new)
 
-    def inverse(self) -> "SetSetting":
+    def inverse(self) -> SetSetting:
         return SetSetting(self.key, self.new, self.old)
 
     def note(self, change: Change) -> None:
         change.settings_changed.append(self.key)
 
 
-Op = Union[AddItem, RemoveItem, UpdateItem, AddLink, RemoveLink, UpdateLink, SetSetting]
+Op = AddItem | RemoveItem | UpdateItem | AddLink | RemoveLink | UpdateLink | SetSetting
 
 
 @dataclass(frozen=True)
@@ -216,7 +217,7 @@ class Edit:
             raise
         return self.change()
 
-    def inverse(self) -> "Edit":
+    def inverse(self) -> Edit:
         return Edit(tuple(op.inverse() for op in reversed(self.ops)), self.text)
 
     def change(self) -> Change:
@@ -425,7 +426,8 @@ def paste(design: Design, data: dict, offset: tuple[float, float] = (20.0, 20.0)
     for item in items:
         if item.id in roots:
             parent = item.parent if item.parent in design.items else None
-            new_items.append(replace(item, id=mapping[item.id], parent=parent, x=item.x + offset[0], y=item.y + offset[1]))
+            new_items.append(replace(item, id=mapping[item.id], parent=parent, x=item.x + offset[0],
+                                     y=item.y + offset[1]))
         else:
             new_items.append(replace(item, id=mapping[item.id], parent=mapping[item.parent]))
     parents = {i.id: i.parent for i in new_items}

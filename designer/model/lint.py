@@ -79,7 +79,8 @@ def _link_media(design: Design, catalog: Catalog) -> list[Finding]:
                 part = catalog.get(item.part)
                 supported = ", ".join(part.media) or "none"
                 out.append(Finding(ERROR, link.id,
-                                   f"link {link.id}: {item.label} ({part.name}) does not support {medium.name}; it supports {supported}"))
+                                   f"link {link.id}: {item.label} ({part.name}) does not support {medium.name}; "
+                                   f"it supports {supported}"))
     return out
 
 
@@ -123,7 +124,8 @@ def _switch_ports(design: Design, catalog: Catalog, copies: dict | None = None) 
             replication = copies[link.id]
             used += -(-link.lanes // port_lanes) * (replication.b_side if link.a == item.id else replication.a_side)
         if used > ports:
-            out.append(Finding(ERROR, item.id, f"{item.label} ({part.name}) needs {used} ports for its links but has {ports}"))
+            out.append(Finding(ERROR, item.id,
+                               f"{item.label} ({part.name}) needs {used} ports for its links but has {ports}"))
     return out
 
 
@@ -151,7 +153,8 @@ def _server_slots(design: Design, catalog: Catalog) -> list[Finding]:
             slots = part.get(slot_field)
             if slots is not None and counts[kind] > slots:
                 out.append(Finding(ERROR, server.id,
-                                   f"{server.label} ({part.name}) holds {counts[kind]} {kind}s but has {int(slots)} slots"))
+                                   f"{server.label} ({part.name}) holds {counts[kind]} {kind}s "
+                                   f"but has {int(slots)} slots"))
     return out
 
 
@@ -169,11 +172,14 @@ def _rack_budgets(design: Design, catalog: Catalog) -> list[Finding]:
         for child in design.descendants(rack.id, index):
             child_part = catalog.get(child.part)
             per_rack = design.multiplicity(child.id) / rack_copies
-            if child_part is not None and child.kind in ("server", "switch") and design.enclosing(child.id, "server") in (None, child):
+            if (child_part is not None and child.kind in ("server", "switch")
+                    and design.enclosing(child.id, "server") in (None, child)):
                 height += child_part.number("height_u") * per_rack
             power += item_power_w(design, child, catalog) * per_rack
         if height > part.number("height_u"):
-            out.append(Finding(ERROR, rack.id, f"{rack.label}: contents need {height:g}U but the rack has {part.number('height_u'):g}U"))
+            out.append(Finding(ERROR, rack.id,
+                               f"{rack.label}: contents need {height:g}U "
+                               f"but the rack has {part.number('height_u'):g}U"))
         budget_kw = part.number("power_budget_kw")
         if power / 1000 > budget_kw:
             out.append(Finding(WARNING, rack.id,

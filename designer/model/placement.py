@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from collections.abc import Iterable
 
 from designer.model.catalog import Catalog
 from designer.model.design import ALLOWED_PARENTS, Design
@@ -90,14 +90,15 @@ def link_media(design: Design, catalog: Catalog, a_id: str, b_id: str) -> LinkMe
         return LinkMedia(reason="Link: drag from one item to another")
     for end in (a, b):
         if end.kind == "group":
-            return LinkMedia(reason=f"Cannot link to the group '{end.label}': links join hardware (a switch, NIC, GPU...)")
+            return LinkMedia(reason=f"Cannot link to the group '{end.label}': "
+                                    "links join hardware (a switch, NIC, GPU...)")
     pa, pb = catalog.get(a.part), catalog.get(b.part)
     if pa is None or pb is None:
         return LinkMedia(reason="Cannot link: a part is not in the catalogue")
     shared = tuple(m for m in pa.media if m in pb.media)
     if not shared:
-        return LinkMedia(reason=(f"Cannot link {a.label} and {b.label}: no common medium "
-                                 f"({pa.name}: {', '.join(pa.media) or 'none'}; {pb.name}: {', '.join(pb.media) or 'none'})"))
+        offered = f"{pa.name}: {', '.join(pa.media) or 'none'}; {pb.name}: {', '.join(pb.media) or 'none'}"
+        return LinkMedia(reason=f"Cannot link {a.label} and {b.label}: no common medium ({offered})")
     return LinkMedia(media=shared)
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from designer.model.catalog import Catalog, Part
 from designer.model.design import Design, Item, Link
@@ -57,7 +58,8 @@ def _coerce(generator: str, param: Param, raw: Any, catalog: Catalog) -> Any:
         try:
             value = param.kind(raw) if not isinstance(raw, str) else param.kind(raw.strip())
         except (TypeError, ValueError):
-            raise TopologyError(f"{where} must be {'a whole number' if param.kind is int else 'a number'}, got {raw!r}") from None
+            raise TopologyError(f"{where} must be {'a whole number' if param.kind is int else 'a number'}, "
+                                f"got {raw!r}") from None
         if isinstance(raw, float) and param.kind is int and not raw.is_integer():
             raise TopologyError(f"{where} must be a whole number, got {raw!r}")
         if param.kind is float and not math.isfinite(value):
@@ -74,7 +76,8 @@ def _coerce(generator: str, param: Param, raw: Any, catalog: Catalog) -> Any:
         part = catalog.get(value)
         if part is None or part.kind != param.part_kind:
             options = ", ".join(p.id for p in catalog.of_kind(param.part_kind))
-            raise TopologyError(f"{where}: '{value}' is not a {param.part_kind} in the catalogue; choose from {options}")
+            raise TopologyError(f"{where}: '{value}' is not a {param.part_kind} in the catalogue; "
+                                f"choose from {options}")
     return value
 
 
@@ -82,7 +85,8 @@ def common_medium(catalog: Catalog, a: Part, b: Part, prefer_family: tuple[str, 
     """The fastest medium both parts support (preferring the given families)."""
     shared = [m for m in a.media if m in b.media]
     if not shared:
-        raise TopologyError(f"{a.name} and {b.name} share no link medium ({', '.join(a.media)} vs {', '.join(b.media)})")
+        raise TopologyError(f"{a.name} and {b.name} share no link medium "
+                            f"({', '.join(a.media)} vs {', '.join(b.media)})")
 
     def rank(medium_id: str):
         medium = catalog[medium_id]
@@ -110,7 +114,8 @@ class Builder:
         self.design.add_link(Link(link_id, a, b, medium, lanes, match))
         return link_id
 
-    def group(self, item_id: str, count: int, parent: str | None = None, name: str = "", x: float = 0, y: float = 0) -> str:
+    def group(self, item_id: str, count: int, parent: str | None = None, name: str = "", x: float = 0,
+              y: float = 0) -> str:
         return self.item(item_id, "group", parent=parent, name=name, x=x, y=y, count=count)
 
     def server(self, prefix: str, platform_id: str, parent: str | None, *, gpu: str | None = None,
@@ -137,7 +142,8 @@ class Builder:
                 self.item(f"{prefix}.cpu{c}", "cpu", cpu, server_id, name=f"CPU {c}", x=20 + 70 * c, y=-30)
         if nic and nics:
             nic_part = catalog[nic]
-            host = common_medium(catalog, gpu_part, nic_part, ("pcie",)) if set(gpu_part.media) & set(nic_part.media) else None
+            host = common_medium(catalog, gpu_part, nic_part, ("pcie",
+                                                               )) if set(gpu_part.media) & set(nic_part.media) else None
             for n in range(nics):
                 nic_id = self.item(f"{prefix}.nic{n}", "nic", nic, server_id, name=f"NIC {n}",
                                    x=20 + 70 * (n % 8), y=30 + 60 * (gpus // 8 + 1) + 50 * (n // 8))
@@ -162,7 +168,8 @@ class Builder:
             count = int(scale_up.get("switches", 1))
             if medium not in switch.media:
                 medium = common_medium(self.catalog, gpu_part, switch)
-                lanes = int(gpu_part.number("host_lanes", 16)) if self.catalog[medium].get("family") in ("pcie", "fabrex") else lanes
+                lanes = (int(gpu_part.number("host_lanes", 16))
+                         if self.catalog[medium].get("family") in ("pcie", "fabrex") else lanes)
             for s in range(count):
                 ids["switches"].append(self.item(f"{prefix}.sw{s}", "switch", switch_id, ids["server"],
                                                  name=f"{switch.name} {s}", x=20 + 140 * s, y=-80))
@@ -191,4 +198,5 @@ class Builder:
 
 def new_design(name: str, description: str, template: str, params: dict) -> Design:
     return Design(name=name, description=description,
-                  settings={"template": {"name": template, "params": {k: v for k, v in params.items() if v is not None}}})
+                  settings={"template": {"name": template, "params": {k: v for k,
+                                                                      v in params.items() if v is not None}}})

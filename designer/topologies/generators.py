@@ -13,13 +13,16 @@ from designer.topologies.base import Builder, Generator, Param, TopologyError, c
 _GPU = Param("gpu", str, None, "accelerator part (default: the platform's)", part_kind="accelerator")
 _PLATFORM = Param("platform", str, "dgx-h100", "server platform part", part_kind="server")
 _NODES = Param("nodes", int, 4, "number of servers", minimum=1, maximum=1_000_000)
-_GPN = Param("gpus_per_node", int, None, "accelerators per server (default: the platform's slots)", minimum=0, maximum=4096)
+_GPN = Param("gpus_per_node", int, None, "accelerators per server (default: the platform's slots)", minimum=0,
+             maximum=4096)
 _NIC = Param("nic", str, None, "NIC part (default: the platform's)", part_kind="nic")
 _NPN = Param("nics_per_node", int, None, "scale-out NICs per server (default: the platform's)", minimum=0, maximum=64)
 _SWITCH = Param("switch", str, "qm9700", "scale-out switch part", part_kind="switch")
-_OVERSUB = Param("oversubscription", float, 1.0, "leaf downlinks per uplink (1 = non-blocking)", minimum=1.0, maximum=64.0)
+_OVERSUB = Param("oversubscription", float, 1.0, "leaf downlinks per uplink (1 = non-blocking)", minimum=1.0,
+                 maximum=64.0)
 _RACK = Param("rack", str, "rack-48u", "rack part the servers go in", part_kind="rack")
-_PER_RACK = Param("servers_per_rack", int, 0, "servers per rack (0: as many as the rack's power and height allow)", minimum=0, maximum=64)
+_PER_RACK = Param("servers_per_rack", int, 0, "servers per rack (0: as many as the rack's power and height allow)",
+                  minimum=0, maximum=64)
 _NAME = Param("name", str, "", "design name (default: from the template)")
 
 
@@ -62,7 +65,8 @@ def _racked_servers(b: Builder, p: dict, parent: str | None, prefix: str, nodes:
     racks = nodes // per_rack
     rack_parent = b.group(f"{prefix}racks", racks, parent, name=f"{racks} racks", y=y) if racks > 1 else parent
     rack_id = b.item(f"{prefix}rack", "rack", p["rack"], rack_parent, name=catalog[p["rack"]].name)
-    server_parent = b.group(f"{prefix}servers", per_rack, rack_id, name=f"{per_rack} servers") if per_rack > 1 else rack_id
+    server_parent = b.group(f"{prefix}servers", per_rack, rack_id,
+                            name=f"{per_rack} servers") if per_rack > 1 else rack_id
     return b.server(f"{prefix}node", p["platform"], server_parent, gpu=gpu, gpus=gpus, nic=nic, nics=nics)
 
 
@@ -191,14 +195,16 @@ def _rail_pod_tree(b: Builder, p: dict, sus: int, per_su: int, nics: int, up: in
                 best = (key, pod_sus, spines, cores, down)
     if best is None:
         raise TopologyError(f"rail-fat-tree: {sus} scalable units of {per_su} do not fit a three-tier fabric of "
-                            f"{ports}-port switches; use a switch with more ports, other 'nodes_per_su' or oversubscription")
+                            f"{ports}-port switches; use a switch with more ports, other 'nodes_per_su' "
+                            "or oversubscription")
     _, pod_sus, spines, cores, down = best
     blocks = sus // pod_sus
     design = b.design
     design.description += (f" Three tiers in rail pods: leaf r of {pod_sus} units is pod r of its block with "
                            f"{spines} spines; spine j of all {nics * blocks} pods meets core group j.")
     block = b.group("blk", blocks, None, name=f"{blocks} blocks of {pod_sus} units") if blocks > 1 else None
-    su = b.group("su", pod_sus, block, name=f"{pod_sus} scalable units", x=20, y=100 + 60 * nics) if pod_sus > 1 else block
+    su = b.group("su", pod_sus, block, name=f"{pod_sus} scalable units", x=20,
+                 y=100 + 60 * nics) if pod_sus > 1 else block
     server = _racked_servers(b, p, su, "su.", per_su)
     # Spine j of a pod and core group j are copy j of two groups of `spines` copies, joined copy to
     # copy (`match`): drawn once however many spines and core groups there are.
@@ -209,7 +215,8 @@ def _rail_pod_tree(b: Builder, p: dict, sus: int, per_su: int, nics: int, up: in
     for r in range(nics):
         leaf = b.item(f"su.leaf{r}", "switch", switch_id, su, name=f"Rail {r} leaf", x=80 * r, y=0)
         b.link(server["nics"][r], leaf, medium)
-        spine_group = b.group(f"blk.spines{r}", spines, block, name=f"Rail {r} spines", x=20 + 200 * r, y=40) if spines > 1 else block
+        spine_group = b.group(f"blk.spines{r}", spines, block, name=f"Rail {r} spines", x=20 + 200 * r,
+                              y=40) if spines > 1 else block
         spine = b.item(f"blk.spine{r}", "switch", switch_id, spine_group, name=f"Rail {r} spine")
         b.link(leaf, spine, medium, up // spines)
         b.link(spine, core, medium, down // cores, match=(spine_group, planes) if planes else None)
@@ -275,7 +282,8 @@ def _build_fat_tree(p: dict, catalog: Catalog) -> Design:
     spine_up = min(spine_down, ports - spine_down)
     cores = _tier_size(spine_up, math.ceil(pods * spine_up / ports))
     pod = b.group("pod", pods, None, name=f"{pods} pods")
-    block = b.group("pod.leafblock", leaves_per_pod, pod, name=f"{leaves_per_pod} leaf blocks") if leaves_per_pod > 1 else pod
+    block = b.group("pod.leafblock", leaves_per_pod, pod,
+                    name=f"{leaves_per_pod} leaf blocks") if leaves_per_pod > 1 else pod
     leaf = b.item("pod.leaf", "switch", switch.id, block, name="Leaf")
     server = _racked_servers(b, p, block, "pod.", per_leaf)
     for nic_id in server["nics"]:
@@ -305,7 +313,8 @@ def _build_torus(p: dict, catalog: Catalog) -> Design:
     dims = _parse_dims(p["dims"], "dims")
     block = _parse_dims(p["block"] or p["dims"], "block")
     if len(block) != len(dims) or any(d % k for d, k in zip(dims, block)):
-        raise TopologyError(f"torus: parameter 'block' ({p['block']}) must divide 'dims' ({p['dims']}) in every dimension")
+        raise TopologyError(f"torus: parameter 'block' ({p['block']}) must divide 'dims' ({p['dims']}) in every "
+                            "dimension")
     gpu = p["gpu"] or catalog[p["platform"]].get("default_accelerator")
     gpu_part = catalog[gpu]
     medium = gpu_part.get("scale_up_medium")
@@ -316,14 +325,16 @@ def _build_torus(p: dict, catalog: Catalog) -> Design:
     host_block = _parse_dims(p["host_block"], "host_block") if p["host_block"] else None
     if host_block is not None:
         if len(host_block) != len(block) or any(k % h for k, h in zip(block, host_block)):
-            raise TopologyError(f"torus: parameter 'host_block' ({p['host_block']}) must divide 'block' in every dimension")
+            raise TopologyError(f"torus: parameter 'host_block' ({p['host_block']}) must divide 'block' in every "
+                                "dimension")
         per_host = math.prod(host_block)
     if per_block % per_host:
         raise TopologyError(f"torus: a block of {per_block} chips does not split into hosts of {per_host}")
     hosts_per_block = per_block // per_host
     per_rack = p["hosts_per_rack"] or hosts_per_block
     if p["rack"] and hosts_per_block % per_rack:
-        raise TopologyError(f"torus: parameter 'hosts_per_rack' ({per_rack}) must divide the {hosts_per_block} hosts of a block")
+        raise TopologyError(f"torus: parameter 'hosts_per_rack' ({per_rack}) must divide the {hosts_per_block} hosts "
+                            "of a block")
     wrap = bool(p["wrap"])
     shape = "×".join(map(str, dims))
     design = new_design(p["name"] or f"{len(dims)}D torus {shape} of {gpu_part.name}",
@@ -429,7 +440,8 @@ def _build_pcie_fabric(p: dict, catalog: Catalog) -> Design:
                         f"joined by {switch.name} in one memory domain.", "pcie-fabric", p)
     b = Builder(design, catalog)
     parent = b.group("nodes", nodes, None, name=f"{nodes} nodes") if nodes > 1 else None
-    server = b.server("node", p["platform"], parent, gpu=gpu, gpus=gpus, nic=p.get("nic"), nics=p.get("nics_per_node") or 0)
+    server = b.server("node", p["platform"], parent, gpu=gpu, gpus=gpus, nic=p.get("nic"),
+                      nics=p.get("nics_per_node") or 0)
     if nodes > 1:
         node_switches = server["switches"]
         if not node_switches:
@@ -491,7 +503,8 @@ def _pcie_fabric_three_tiers(design: Design, b: Builder, p: dict, server: dict, 
         b.link(pod_switch, spine, medium, port_lanes * (pod_up // spines))
     down = pod_nodes * len(node_switches) * (uplinks // pod_switches)
     design.description += (f" Three tiers: {pods} pods of {pod_nodes} nodes under {pod_switches} pod switches "
-                           f"({down}:{pod_up} down:up ports), pod switch j of every pod under {spines} spines of group j.")
+                           f"({down}:{pod_up} down:up ports), pod switch j of every pod under {spines} spines "
+                           "of group j.")
     return design
 
 
@@ -523,7 +536,8 @@ _register("torus", "2D/3D torus or mesh of accelerators, optionally built from b
            Param("hosts_per_rack", int, 0, "hosts per rack (0: one block per rack)", minimum=0, maximum=4096),
            Param("wrap", int, 1, "1: wrap-around links (torus); 0: open mesh", minimum=0, maximum=1),
            Param("switch", str, "tpu-ocs", "circuit switch joining blocks", part_kind="switch"),
-           Param("ocs_per_axis", int, 0, "circuit switches per axis (0: one per face position)", minimum=0, maximum=4096),
+           Param("ocs_per_axis", int, 0, "circuit switches per axis (0: one per face position)", minimum=0,
+                 maximum=4096),
            Param("nodes", int, 1, "unused by the torus (its size comes from dims)", minimum=1),
            Param("nic", str, None, "unused", part_kind="nic"),
            Param("nics_per_node", int, 0, "unused", minimum=0),

@@ -7,13 +7,6 @@ from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QHe
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 
-def example_rows(catalog=None) -> list[dict]:
-    """Rows for the gallery: name, accelerators and a one-line description of each example."""
-    from designer import cli
-
-    return cli.example_summaries(catalog)
-
-
 class ExampleGallery(QDialog):
     """Lists resources/examples; Open (or double-click) returns the chosen path in `chosen`."""
 

@@ -1,6 +1,6 @@
 """The evaluation scheduler: debounced, on one worker thread, newest edit wins.
 
-Data flow (see DESIGN.md): the document changes → `request(snapshot, workload)` restarts a
+Data flow (see docs/architecture.md): the document changes → `request(snapshot, workload)` restarts a
 single-shot debounce timer → on timeout the generation counter is bumped and the job is handed to
 ONE worker thread → the worker calls the engine's `evaluate` and hands the outcome back to the UI
 thread by a queued signal → results older than the latest submitted generation, or superseded by a

@@ -52,7 +52,7 @@ class Inspector(QWidget):
         outer.addWidget(self.figures, 1)
         document.changed.connect(self._on_changed)
 
-    def sizeHint(self) -> QSize:  # noqa: N802 - a steady width: selecting must not resize the dock
+    def sizeHint(self) -> QSize:  # a steady width: selecting must not resize the dock
         return QSize(270, 420)
 
     # --- showing ---------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The main window: canvas in the middle, palette and inspector on the left, results on the right.
 
-Data flow (DESIGN.md): a gesture → an undo command in the Document → `Document.changed` → the scene
+Data flow (docs/architecture.md): a gesture → an undo command in the Document → `Document.changed` → the scene
 updates the affected items, and the evaluation scheduler (debounced, one worker thread) is asked
 for a new evaluation of a snapshot → its `finished` result goes to the results panel and the
 canvas' link colours; stale results are dropped by the scheduler.
@@ -12,7 +12,6 @@ import atexit
 import gc
 import json
 import os
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -25,12 +24,13 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, Q
 from designer.canvas.scene import DesignScene
 from designer.canvas.view import DesignView
 from designer.document.document import Document
+from designer.io.examples import example_summaries
 from designer.io.files import SUFFIX, load_design, save_design
 from designer.model.catalog import Catalog, default_catalog
 from designer.model.design import Design
 from designer.model.errors import DesignerError
 from designer.paths import icons_dir
-from designer.ui.dialogs import ExampleGallery, example_rows, show_about
+from designer.ui.dialogs import ExampleGallery, show_about
 from designer.ui.inspector import Inspector
 from designer.ui.palette import Palette
 from designer.document.turns import later
@@ -89,14 +89,8 @@ class MainWindow(QMainWindow):
         self.eval_label.setObjectName("evaluationState")
         self.statusBar().addPermanentWidget(self.eval_label)
 
-        # Evaluation. The engine is Python on a worker thread; every call the UI thread makes into
-        # C++ (each painter call) gives up the GIL, and getting it back waits up to the switch
-        # interval. The default 5 ms makes a canvas repaint crawl while an evaluation runs.
-        sys.setswitchinterval(0.001)
-        # Full garbage collections of a heap with 20,000 canvas items pause every thread for
-        # tens of milliseconds; collect young objects less often and freeze the long-lived ones
-        # after each load (see _on_document_changed).
-        gc.set_threshold(20_000, 20, 50)
+        # Evaluation: the engine runs on one worker thread (see app.configure_process for the
+        # interpreter settings that keep the canvas responsive meanwhile).
         self.scheduler = EvaluationScheduler(catalog=self.catalog, debounce_ms=debounce_ms, parent=self)
         self.scheduler.started.connect(self._on_eval_started)
         self.scheduler.finished.connect(self._on_eval_finished)
@@ -146,40 +140,42 @@ class MainWindow(QMainWindow):
         return action
 
     def _build_actions(self) -> None:
-        SK = QKeySequence.StandardKey
+        keys = QKeySequence.StandardKey
         a = self._action
-        a("new", "&New", self.new_design, SK.New, "Start an empty design")
-        a("open", "&Open…", self.open_dialog, SK.Open, "Open a design file")
+        a("new", "&New", self.new_design, keys.New, "Start an empty design")
+        a("open", "&Open…", self.open_dialog, keys.Open, "Open a design file")
         a("open_example", "Open &Example…", self.open_example_dialog, None, "Open one of the built-in example clusters")
-        a("save", "&Save", self.save, SK.Save, "Save the design")
-        a("save_as", "Save &As…", self.save_as, SK.SaveAs, "Save the design under a new name")
-        a("export_canvas", "Export Canvas &PNG…", self.export_canvas_png, None, "The whole canvas as a PNG, 2× scale, white background")
-        a("export_summary", "Export Summary &CSV…", self.export_summary_csv, None, "Metric, value, unit: the same rows as the summary table")
+        a("save", "&Save", self.save, keys.Save, "Save the design")
+        a("save_as", "Save &As…", self.save_as, keys.SaveAs, "Save the design under a new name")
+        a("export_canvas", "Export Canvas &PNG…", self.export_canvas_png, None,
+          "The whole canvas as a PNG, 2× scale, white background")
+        a("export_summary", "Export Summary &CSV…", self.export_summary_csv, None,
+          "Metric, value, unit: the same rows as the summary table")
         a("export_bom", "Export &BOM CSV…", self.export_bom_csv, None, "Bill of materials as CSV")
-        a("quit", "&Quit", self.close, SK.Quit, "Quit Cluster Designer")
+        a("quit", "&Quit", self.close, keys.Quit, "Quit Cluster Designer")
         stack = self.document.undo_stack
         self.act_undo = stack.createUndoAction(self, "&Undo")
-        self.act_undo.setShortcut(QKeySequence(SK.Undo))
+        self.act_undo.setShortcut(QKeySequence(keys.Undo))
         self.act_undo.setObjectName("undo")
         self.act_redo = stack.createRedoAction(self, "&Redo")
-        self.act_redo.setShortcuts([QKeySequence(SK.Redo), QKeySequence("Ctrl+Shift+Z")])
+        self.act_redo.setShortcuts([QKeySequence(keys.Redo), QKeySequence("Ctrl+Shift+Z")])
         self.act_redo.setObjectName("redo")
         self.addAction(self.act_undo)
         self.addAction(self.act_redo)
-        a("cut", "Cu&t", self.cut, SK.Cut)
-        a("copy", "&Copy", self.copy, SK.Copy)
-        a("paste", "&Paste", self.paste, SK.Paste)
+        a("cut", "Cu&t", self.cut, keys.Cut)
+        a("copy", "&Copy", self.copy, keys.Copy)
+        a("paste", "&Paste", self.paste, keys.Paste)
         a("duplicate", "D&uplicate", self.duplicate, "Ctrl+D", "Copy the selection with its internal links")
-        a("delete", "&Delete", self.delete_selection, [QKeySequence(SK.Delete), QKeySequence("Backspace")],
+        a("delete", "&Delete", self.delete_selection, [QKeySequence(keys.Delete), QKeySequence("Backspace")],
           "Delete the selection with its contents and links")
-        a("select_all", "Select &All", self.select_all, SK.SelectAll)
+        a("select_all", "Select &All", self.select_all, keys.SelectAll)
         a("group", "&Group", self.group_selection, "Ctrl+G", "Wrap the selection in a group", icon="group")
         a("ungroup", "U&ngroup", self.ungroup_selection, "Ctrl+Shift+G", "Dissolve the selected groups")
         a("rename", "&Rename", self.rename_selection, "F2", "Rename the selected item in place")
         a("link_tool", "&Link Tool", self._set_link_tool, "L",
           "Drag from one item to another to link them (or Shift-drag without the tool)", icon="link", checkable=True)
-        a("zoom_in", "Zoom &In", lambda: self.view.zoom(1.25), [QKeySequence(SK.ZoomIn), QKeySequence("Ctrl+=")])
-        a("zoom_out", "Zoom &Out", lambda: self.view.zoom(0.8), SK.ZoomOut)
+        a("zoom_in", "Zoom &In", lambda: self.view.zoom(1.25), [QKeySequence(keys.ZoomIn), QKeySequence("Ctrl+=")])
+        a("zoom_out", "Zoom &Out", lambda: self.view.zoom(0.8), keys.ZoomOut)
         a("zoom_fit", "Zoom to &Fit", self.view.zoom_to_fit, "Ctrl+0", "Show the whole design")
         a("about", "&About Cluster Designer", lambda: show_about(self, self.catalog))
         for name in ("rename", "duplicate", "delete", "group", "ungroup", "cut", "copy", "paste", "select_all",
@@ -384,7 +380,7 @@ class MainWindow(QMainWindow):
         def load() -> None:
             try:
                 outcome["design"] = load_design(path, self.catalog)
-            except BaseException as exc:  # handed over to this thread, raised below
+            except BaseException as exc:  # noqa: BLE001 - handed over to this thread, raised below
                 outcome["error"] = exc
 
         worker = threading.Thread(target=load, name="open-design", daemon=True)
@@ -423,7 +419,7 @@ class MainWindow(QMainWindow):
     def open_example_dialog(self) -> None:
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
-            rows = example_rows(self.catalog)
+            rows = example_summaries(self.catalog)
         finally:
             QApplication.restoreOverrideCursor()
         dialog = ExampleGallery(rows, self)
@@ -491,7 +487,8 @@ class MainWindow(QMainWindow):
         return path or None
 
     def export_canvas_png(self, path: str | None = None) -> str | None:
-        path = path or self._save_path("Export canvas as PNG", f"{_slug(self.document.display_name)}.png", "PNG images (*.png)")
+        path = path or self._save_path("Export canvas as PNG", f"{_slug(self.document.display_name)}.png",
+                                       "PNG images (*.png)")
         if not path:
             return None
         try:

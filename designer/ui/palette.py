@@ -28,7 +28,7 @@ def part_mime(part_id: str) -> QMimeData:
 
 
 class _PartTree(QTreeWidget):
-    def startDrag(self, actions) -> None:  # noqa: N802 - Qt API
+    def startDrag(self, actions) -> None:
         item = self.currentItem()
         part_id = item.data(0, PART_ROLE) if item is not None else None
         if not part_id:
@@ -38,13 +38,14 @@ class _PartTree(QTreeWidget):
         drag.setPixmap(item.icon(0).pixmap(32, 32))
         drag.exec(Qt.DropAction.CopyAction)
 
-    def mimeData(self, items):  # noqa: N802 - Qt API
+    def mimeData(self, items):
         part_id = items[0].data(0, PART_ROLE) if items else None
         return part_mime(part_id) if part_id else None
 
 
 class Palette(QWidget):
-    partActivated = Signal(str)  # double-click or Enter on a part: place it at the canvas centre
+    # Double-click or Enter on a part: place it at the canvas centre.
+    partActivated = Signal(str)
 
     def __init__(self, catalog: Catalog, parent=None):
         super().__init__(parent)

@@ -19,13 +19,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))  # run from a checkout without installing
 
-from designer.io.files import save_design  # noqa: E402
-from designer.model.catalog import Catalog, load_catalog  # noqa: E402
-from designer.model.design import Design, Item  # noqa: E402
-from designer.topologies import generate  # noqa: E402
+from designer.io.files import save_design  # noqa: E402 - after the sys.path entry above
+from designer.model.catalog import Catalog, load_catalog  # noqa: E402 - after the sys.path entry above
+from designer.model.design import Design, Item  # noqa: E402 - after the sys.path entry above
+from designer.topologies import generate  # noqa: E402 - after the sys.path entry above
 
 H100_RACK = ("Racks: 4 servers per 42U rack provisioned for 40.8 kW, NVIDIA's guidance for DGX/HGX H100 "
-             "(hardware.md); the switches' racks are not drawn.")
+             "(docs/hardware.md); the switches' racks are not drawn.")
 
 
 def _switch_for(catalog: Catalog, nic: str) -> str:
@@ -81,7 +81,7 @@ def nvidia_superpod_h100_4su(catalog: Catalog) -> Design:
         rail-optimized, non-blocking two-tier Quantum-2 NDR InfiniBand fabric (GPU i of every DGX
         on leaf i of its SU). 128 DGX, 1,024 H100.""",
         """Public figures (docs.nvidia.com/dgx-superpod, reference architecture for H100, via
-        hardware.md): 32 slots per SU, 8 leaf + 4 spine QM9700 per SU; 4 SUs = 127 DGX (1,016 GPUs),
+        docs/hardware.md): 32 slots per SU, 8 leaf + 4 spine QM9700 per SU; 4 SUs = 127 DGX (1,016 GPUs),
         32 leaf + 16 spine switches, 38 racks.""",
         """Assumptions: all 4 × 32 slots hold a DGX (128 DGX, 1,024 GPUs); the reference puts the
         Unified Fabric Manager appliance in one slot, giving 127 DGX, which is not modelled. The
@@ -96,7 +96,7 @@ def tesla_h100_2023(catalog: Catalog) -> Design:
         d, "Tesla H100 cluster (2023)",
         """Tesla's AI training cluster brought up in 2023: 10,000 NVIDIA H100 in 1,250 8-GPU HGX
         servers.""",
-        """Public figures (seed-systems.md, row 1): 10,000 H100; 340 FP64 PFLOPS peak (10,000 × 34
+        """Public figures (docs/reference-clusters.md, row 1): 10,000 H100; 340 FP64 PFLOPS peak (10,000 × 34
         TF, the FP64 vector figure); 39.58 INT8 exaOPS peak (10,000 × 3,958 TOPS with sparsity).""",
         """Assumptions: the network is not public. The example follows NVIDIA's DGX SuperPOD
         reference architecture: HGX H100 servers with 8 × 400 Gb/s ConnectX-7 NDR (one per GPU),
@@ -112,7 +112,7 @@ def tesla_a100_2021(catalog: Catalog) -> Design:
         d, "Tesla A100 cluster (2021)",
         """Tesla's pre-Dojo training cluster shown at CVPR 2021: 720 nodes of 8 × A100 80 GB
         (5,760 GPUs).""",
-        """Public figures (seed-systems.md, row 2): 5,760 A100 in 720 nodes; "over 1.8 EFLOPS"
+        """Public figures (docs/reference-clusters.md, row 2): 5,760 A100 in 720 nodes; "over 1.8 EFLOPS"
         (720 × 8 × 312 TF BF16/FP16 dense = 1.80 EF); 10 PB of storage (not modelled).""",
         """Assumptions: the fabric is not public. The example follows NVIDIA's DGX SuperPOD A100
         reference architecture: HGX A100 servers with 8 × 200 Gb/s HDR ConnectX-6, scalable units of
@@ -131,7 +131,7 @@ def tesla_dojo_exapod(catalog: Catalog) -> Design:
         """Tesla's Dojo ExaPOD: 120 training tiles of 25 D1 chips (3,000 D1). The tiles are joined
         edge to edge, so the chips form one 2D mesh: here 10 × 12 tiles of 5 × 5 chips = a 50 × 60
         mesh with open edges, in 10 cabinets of 12 tiles.""",
-        """Public figures (seed-systems.md, row 3; Tesla AI Day 2021/2022): 120 tiles, 3,000 D1
+        """Public figures (docs/reference-clusters.md, row 3; Tesla AI Day 2021/2022): 120 tiles, 3,000 D1
         (25 per tile); 1.1 EFLOPS BF16/CFP8 (3,000 × 362 TF = 1.09 EF); 13 TB SRAM; 1.3 TB HBM;
         9 TB/s per tile edge; 10 cabinets. The HBM sits in the Dojo Interface Processors, which are
         not catalogued, so it is not counted; the engine's SRAM total is 3,000 × 442.5 MB = 1.33 TB,
@@ -153,7 +153,7 @@ def microsoft_openai_2020(catalog: Catalog) -> Design:
         d, "Microsoft / OpenAI supercomputer (2020)",
         """The Azure supercomputer Microsoft built for OpenAI in 2020: 10,000 V100 GPUs in 1,250
         8-GPU servers with 400 Gb/s of network per GPU server.""",
-        """Public figures (seed-systems.md, row 4; Microsoft, May 2020): over 285,000 CPU cores;
+        """Public figures (docs/reference-clusters.md, row 4; Microsoft, May 2020): over 285,000 CPU cores;
         10,000 GPUs; 400 Gb/s network connectivity per GPU server.""",
         """Assumptions: servers are DGX-1-class 8 × V100 SXM2 with 2 × 200 Gb/s HDR ConnectX-6
         (400 Gb/s per server); the fabric is a non-blocking three-tier fat tree of Quantum QM8700
@@ -172,7 +172,7 @@ def azure_nd_h100_v5(catalog: Catalog) -> Design:
         """Azure's ND H100 v5 virtual machines: 8 H100 per VM on NVSwitch/NVLink 4, one 400 Gb/s
         Quantum-2 ConnectX-7 InfiniBand link per GPU on a non-blocking fat tree. Shown at 256 VMs
         (2,048 GPUs) on a two-tier QM9700 fat tree.""",
-        """Public figures (seed-systems.md, row 5; MicrosoftDocs azure-docs nd-h100-v5-series):
+        """Public figures (docs/reference-clusters.md, row 5; MicrosoftDocs azure-docs nd-h100-v5-series):
         3.2 Tb/s of InfiniBand per VM (8 × 400 Gb/s); 3.6 TB/s NVLink bisection inside the VM
         (4 GPUs × 18 NVLinks × 50 GB/s); PCIe Gen5 64 GB/s per GPU; non-blocking (1:1) fat tree;
         scales from 8 to thousands of GPUs.""",
@@ -189,7 +189,7 @@ def google_tpu_v4_pod(catalog: Catalog) -> Design:
         """One TPU v4 pod: 4,096 chips in 64 racks, each rack a 4 × 4 × 4 cube of chips (16 hosts
         of 4), the cubes' faces joined through 48 optical circuit switches into a 16 × 16 × 16 3D
         torus.""",
-        """Public figures (seed-systems.md, row 6; docs.cloud.google.com/tpu/docs/v4; hpcwire
+        """Public figures (docs/reference-clusters.md, row 6; docs.cloud.google.com/tpu/docs/v4; hpcwire
         2023-04-10): 4,096 chips, 64 racks, 48 OCS, 6,144 optical links, 275 TF BF16 per chip =
         1.13 EF per pod; Google's Cloud ML cluster of 8 pods is quoted at about 9 EFLOPS (8 × 1.13).""",
         """Assumptions: the OCS are configured for the full 16 × 16 × 16 torus (each OCS serves one
@@ -210,7 +210,7 @@ def google_a3(catalog: Catalog) -> Design:
         d, "Google Cloud A3 supercomputer",
         """Google Cloud's A3 supercomputer: about 26,000 H100 in 3,250 A3 VMs of 8 H100 on
         NVSwitch, each GPU with its own 200 Gb/s IPU (Mount Evans) for GPU-to-GPU traffic.""",
-        """Public figures (seed-systems.md, row 7; Google Cloud, May 2023): about 26,000 H100; up
+        """Public figures (docs/reference-clusters.md, row 7; Google Cloud, May 2023): about 26,000 H100; up
         to 26 EFLOPS of AI performance (26,000 × 989.4 TF BF16 dense = 25.7 EF); 200 Gb/s IPU per
         GPU (1.6 Tb/s per VM).""",
         note,
@@ -225,7 +225,7 @@ def meta_2017_v100(catalog: Catalog) -> Design:
         d, "Meta AI research cluster (2017)",
         """The AI research cluster Meta (then Facebook) designed in 2017: 22,000 NVIDIA V100 in a
         single cluster, here 2,750 8-GPU servers on a three-tier fat tree.""",
-        """Public figures (seed-systems.md, row 8; Meta's RSC announcement, January 2022): 22,000
+        """Public figures (docs/reference-clusters.md, row 8; Meta's RSC announcement, January 2022): 22,000
         V100 GPUs.""",
         """Assumptions: the servers and network are not in the public record. Servers are DGX-1
         class 8 × V100 SXM2 (Big Basin-like) with 2 × 200 Gb/s HDR ConnectX-6; the catalogue has no
@@ -243,7 +243,7 @@ def meta_rsc_phase1(catalog: Catalog) -> Design:
         d, "Meta Research SuperCluster, phase 1 (2022)",
         """Meta's AI Research SuperCluster (RSC) as announced in January 2022: 760 NVIDIA DGX A100
         (6,080 A100) on a 200 Gb/s HDR InfiniBand fabric with no oversubscription.""",
-        """Public figures (seed-systems.md, row 9): 760 DGX A100 = 6,080 GPUs; 200 Gb/s InfiniBand
+        """Public figures (docs/reference-clusters.md, row 9): 760 DGX A100 = 6,080 GPUs; 200 Gb/s InfiniBand
         per GPU (8 × ConnectX-6 per DGX, 1,600 Gb/s per node); 1,895 PF TF32 (NVIDIA's figure, with
         sparsity: 6,080 × 312 TF = 1.897 EF).""",
         """Assumptions: Meta describes a two-level Clos, which at this size needs director-class
@@ -259,7 +259,7 @@ def meta_rsc_phase2(catalog: Catalog) -> Design:
     return _describe(
         d, "Meta Research SuperCluster, phase 2",
         """Meta's RSC at full build-out: 2,000 DGX A100 (16,000 A100) on HDR InfiniBand.""",
-        """Public figures (seed-systems.md, row 10; Meta, January 2022): 2,000 DGX A100 = 16,000
+        """Public figures (docs/reference-clusters.md, row 10; Meta, January 2022): 2,000 DGX A100 = 16,000
         GPUs; 1 EB of storage and 16 TB/s of training data to the GPUs (storage not modelled).""",
         """Assumptions: as phase 1 (DGX SuperPOD A100 scalable units of 20 DGX, 200 Gb/s HDR per
         GPU, non-blocking). 100 units exceed what a 40-port core switch can reach, so the three
@@ -280,7 +280,7 @@ def aws_p5_ultracluster(catalog: Catalog) -> Design:
         d, "AWS EC2 P5 UltraCluster (20,000 H100)",
         """An EC2 UltraCluster of 2,500 p5.48xlarge instances: 8 H100 each on NVSwitch, 32 EFA
         network cards of 100 Gb/s per instance (3,200 Gb/s) with GPUDirect RDMA.""",
-        """Public figures (seed-systems.md, row 11; AWS, July 2023): per instance 8 H100, 640 GB
+        """Public figures (docs/reference-clusters.md, row 11; AWS, July 2023): per instance 8 H100, 640 GB
         HBM, 2 TB host memory, 30 TB NVMe, 3,200 Gb/s EFA; UltraClusters up to 20,000 H100
         (20,000 × 989.4 TF = 19.8 EF BF16 dense).""",
         note,
@@ -293,10 +293,11 @@ def aws_p4de(catalog: Catalog) -> Design:
     return _describe(
         d, "AWS EC2 P4de instance",
         """One p4de.24xlarge: 8 A100 80 GB on NVSwitch (HGX A100) with 400 Gb/s of EFA.""",
-        """Public figures (seed-systems.md, row 12; AWS): 8 × A100 80 GB HBM2e = 640 GB of HBM per
+        """Public figures (docs/reference-clusters.md, row 12; AWS): 8 × A100 80 GB HBM2e = 640 GB of HBM per
         instance; 400 Gb/s EFA (4 × 100 Gb/s).""",
         """Assumptions: the platform's power, height and CPUs are the DGX A100's (the P4de's own are
-        not public); the 4 EFA cards are PCIe Gen5 parts running at Gen4 x16 in this server; a single instance, so no scale-out fabric is drawn.""")
+        not public); the 4 EFA cards are PCIe Gen5 parts running at Gen4 x16 in this server; a single
+        instance, so no scale-out fabric is drawn.""")
 
 
 def coreweave_inflection_h100(catalog: Catalog) -> Design:
@@ -306,7 +307,7 @@ def coreweave_inflection_h100(catalog: Catalog) -> Design:
         d, "CoreWeave / Inflection AI H100 cluster",
         """The cluster CoreWeave built for Inflection AI in 2023: 22,000 H100 in 2,750 HGX servers
         on NVIDIA Quantum-2 InfiniBand.""",
-        """Public figures (seed-systems.md, row 13): 22,000 H100; 22 EFLOPS at 16-bit precision
+        """Public figures (docs/reference-clusters.md, row 13): 22,000 H100; 22 EFLOPS at 16-bit precision
         (22,000 × 989.4 TF dense = 21.8 EF).""",
         """Assumptions: the fabric layout is not public; it follows NVIDIA's rail-optimized
         reference: 8 × 400 Gb/s ConnectX-7 NDR per server, non-blocking. 2,750 servers = 110 units
@@ -322,7 +323,7 @@ def gigaio_supernode(catalog: Catalog) -> Design:
         """GigaIO's SuperNODE: 32 accelerators attached to one host over a PCIe Gen5 composable
         memory fabric (FabreX switches); the SuperDuperNODE doubles it to 64 (catalogue platform
         supernode-64).""",
-        """Public figures (seed-systems.md, row 14): 32 GPUs in a single node on a PCIe Gen5
+        """Public figures (docs/reference-clusters.md, row 14): 32 GPUs in a single node on a PCIe Gen5
         FabreX memory fabric; 64 in the SuperDuperNODE.""",
         """Assumptions: the accelerator is the MI300X (the GPU the reference names for the
         architecture at scale); FabreX port counts and latency are not public, so the catalogue
@@ -344,7 +345,7 @@ def tensorwave_tensornode(catalog: Catalog) -> Design:
         hosts, MI300X with 192 GB HBM3), 5,760 GPUs in one FabreX PCIe memory domain where every
         GPU can reach every other GPU's memory: 180 SuperNODEs of 32 under a three-tier FabreX
         switch fabric.""",
-        """Public figures (seed-systems.md, row 15): up to 5,760 GPUs in one FabreX domain; more
+        """Public figures (docs/reference-clusters.md, row 15): up to 5,760 GPUs in one FabreX domain; more
         than 1 PB of pooled VRAM (5,760 × 192 GB = 1.11 PB).""",
         """Assumptions: the fabric's switch counts and layout are not public. Each SuperNODE's two
         24-port FabreX switches keep 6 x16 ports for the fabric; 180 nodes need three tiers: pods
@@ -361,7 +362,7 @@ def tencent_hcc_h800(catalog: Catalog) -> Design:
         """Tencent Cloud's High-Performance Computing Cluster for AI: HGX H800 servers with 3.2 Tb/s
         of RDMA network per server (8 × 400 GbE RoCE, one per GPU), here 256 servers (2,048 GPUs)
         on a rail-optimized two-tier Spectrum-4 Ethernet fabric.""",
-        """Public figures (seed-systems.md, row 16; Tencent Cloud, 2023): H800 GPUs, 3.2 Tb/s
+        """Public figures (docs/reference-clusters.md, row 16; Tencent Cloud, 2023): H800 GPUs, 3.2 Tb/s
         interconnect per server.""",
         """Assumptions: the cluster size and switch model are not in the reference; 256 servers in
         8 scalable units of 32 is a size chosen to show one non-blocking two-tier block. The
@@ -377,7 +378,7 @@ def frontier_mi250x(catalog: Catalog) -> Design:
         d, "Frontier (reference, 37,000 MI250X)",
         """ORNL's Frontier exascale system as a reference point: 9,250 nodes of 4 AMD Instinct
         MI250X (37,000 GPUs) on Infinity Fabric inside the node.""",
-        """Public figures (seed-systems.md, row 17): about 37,000 MI250X (Frontier has 37,888, in
+        """Public figures (docs/reference-clusters.md, row 17): about 37,000 MI250X (Frontier has 37,888, in
         9,472 nodes).""",
         """Assumptions: the seed's round 37,000 is used (9,250 nodes). Frontier's HPE Slingshot
         dragonfly network and its EPYC host CPU are not catalogued: the network is a stand-in, a
@@ -395,7 +396,7 @@ def cerebras_cg1(catalog: Catalog) -> Design:
         d, "Cerebras Condor Galaxy 1",
         """Condor Galaxy 1 (Cerebras and G42, 2023): 64 Cerebras CS-2 systems, one wafer-scale
         engine each, in one Wafer-Scale Cluster with weights streamed from MemoryX servers.""",
-        """Public figures (seed-systems.md, row 18; cerebras.net "Introducing Condor Galaxy 1";
+        """Public figures (docs/reference-clusters.md, row 18; cerebras.net "Introducing Condor Galaxy 1";
         eenewseurope.com): 64 CS-2, 54 million cores, 82 TB parameter memory, 388 Tb/s internal
         bandwidth, 4 EFLOPS FP16 (62.5 PF per CS-2 is derived from that total: catalogue note).""",
         """Assumptions: each CS-2's 12 × 100 GbE links go to the SwarmX broadcast/reduce fabric and

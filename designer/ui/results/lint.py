@@ -15,7 +15,7 @@ from designer.ui.results.placeholder import Placeholder
 class LintTab(QObject):
     title = "Lint"
     subject = "Lint"
-    findingActivated = Signal(str)  # noqa: N815 - Qt naming; the item id of a clicked finding
+    findingActivated = Signal(str)  # the item id of a clicked finding
 
     def __init__(self, tabs: QTabWidget) -> None:
         super().__init__()

@@ -29,8 +29,8 @@ from designer.ui.results.utilization import UtilizationTab
 class ResultsPanel(QWidget):
     """Tabs: Summary, Collectives, Utilization, Training, Lint."""
 
-    workloadChanged = Signal(dict)  # noqa: N815 - Qt naming
-    findingActivated = Signal(str)  # noqa: N815
+    workloadChanged = Signal(dict)
+    findingActivated = Signal(str)
 
     PLOTS = ("collectives", "utilization", "training")
 
@@ -65,7 +65,7 @@ class ResultsPanel(QWidget):
         self._stale: set[str] = set()
         self.tabs.currentChanged.connect(lambda index: self._refresh(list(self.sections)[index]))
 
-    def sizeHint(self) -> QSize:  # noqa: N802
+    def sizeHint(self) -> QSize:
         return QSize(560, 720)
 
     def show_state(self, text: str) -> None:

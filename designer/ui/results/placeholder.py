@@ -15,7 +15,8 @@ class Placeholder(QStackedWidget):
         self.message = QLabel()
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.message.setWordWrap(True)
-        self.message.setStyleSheet(f"color: {colors.DIM_TEXT}; font-size: 12pt; background: {colors.CANVAS_BACKGROUND};")
+        self.message.setStyleSheet(
+            f"color: {colors.DIM_TEXT}; font-size: 12pt; background: {colors.CANVAS_BACKGROUND};")
         self.addWidget(content)
         self.addWidget(self.message)
 

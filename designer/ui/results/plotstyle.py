@@ -43,7 +43,7 @@ class LogSIAxis(pg.AxisItem):
         super().__init__(orientation, **kw)
         self._unit = unit
 
-    def logTickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph API
+    def logTickStrings(self, values, scale, spacing):
         out = []
         for v in values:
             x = 10 ** (float(v)) * scale
