@@ -9,15 +9,15 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QColor, QDragEnterEvent, QDropEvent, QImage
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
-from conftest import gui_catalog
 from designer.io.exports import bom_csv, summary_csv
 from designer.io.files import load_design, save_design
+from designer.model.catalog import default_catalog
 from designer.topologies import generate
 
 
 @pytest.fixture
 def fat_tree(make_window):
-    design = generate("rail-fat-tree", gui_catalog(), nodes=64)
+    design = generate("rail-fat-tree", default_catalog(), nodes=64)
     window = make_window(design)
     assert window.scheduler.wait_idle(30_000)
     return window
@@ -178,7 +178,7 @@ def test_lint_finding_click_selects_the_item(fat_tree):
 def test_dropping_a_design_file_on_the_window_opens_it(fat_tree, tmp_path, qtbot):
     window = fat_tree
     path = tmp_path / "other.cluster.json"
-    save_design(generate("server", gui_catalog(), platform="dgx-h100"), path)
+    save_design(generate("server", default_catalog(), platform="dgx-h100"), path)
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(path))])
     vp = window.view.viewport()
@@ -209,7 +209,7 @@ def test_palette_search_filters_parts(fat_tree):
     palette = fat_tree.palette
     palette.search.setText("h100")
     visible = palette.visible_part_ids()
-    assert visible and all("h100" in (p + gui_catalog()[p].name.lower()) for p in visible)
+    assert visible and all("h100" in (p + default_catalog()[p].name.lower()) for p in visible)
     palette.search.setText("")
     assert len(palette.visible_part_ids()) > len(visible)
 
@@ -218,12 +218,10 @@ def test_example_gallery_lists_examples(qtbot):
     from designer import cli
     from designer.ui.dialogs import ExampleGallery, example_rows
 
-    if not cli.example_paths():
-        pytest.skip("no examples in resources/examples yet")
-    rows = example_rows(gui_catalog())
+    rows = example_rows(default_catalog())
     dialog = ExampleGallery(rows)
     qtbot.addWidget(dialog)
-    assert dialog.table.rowCount() == len(rows) > 0
+    assert dialog.table.rowCount() == len(rows) == len(cli.example_paths()) > 0
     assert dialog.table.item(0, 0).text()
 
 
