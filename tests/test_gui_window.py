@@ -266,3 +266,18 @@ def test_workload_panel_choice_is_evaluated_saved_and_undoable(fat_tree, qtbot, 
     # Back to the engine's own choice for this design, shown in the panel.
     qtbot.waitUntil(lambda: window.last_result["training"]["model"] != "gpt3-175b", timeout=30_000)
     assert panel.model_combo.currentText() == window.last_result["training"]["model"]
+
+
+def test_select_all_delete_and_undo_on_a_nested_design(fat_tree, qtbot):
+    """The selection lists contents and their containers in any order; all of it goes in one step."""
+    window = fat_tree
+    doc = window.document
+    items, links = dict(doc.design.items), dict(doc.design.links)
+    window.act_select_all.trigger()
+    assert len(window.scene.selected_ids()) == len(items)
+    window.act_delete.trigger()
+    assert doc.design.items == {} and doc.design.links == {} and doc.undo_stack.count() == 1
+    qtbot.waitUntil(lambda: not window.scene.nodes, timeout=10_000)
+    window.act_undo.trigger()
+    assert doc.design.items == items and doc.design.links == links
+    qtbot.waitUntil(lambda: len(window.scene.nodes) == len(items), timeout=10_000)

@@ -198,9 +198,8 @@ class Document(QObject):
         index = design.children_index()
         doomed: list[Item] = []
         seen: set[str] = set()
-        for item_id in item_ids:
-            if item_id in seen or item_id not in design.items:
-                continue
+        chosen = [i for i in item_ids if i in design.items]
+        for item_id in self._outermost(chosen):
             stack = [design.items[item_id]]
             while stack:  # parent first
                 item = stack.pop()
@@ -212,6 +211,21 @@ class Document(QObject):
         links = [l for l in design.links.values() if l.a in seen or l.b in seen or l.id in set(link_ids)]
         # Children must go before their parents: reverse the parent-first order.
         return [("remove_link", l) for l in links] + [("remove_item", i) for i in reversed(doomed)]
+
+    def _outermost(self, item_ids: list[str]) -> list[str]:
+        """The ids not inside another of them: a selection may list an item before its container,
+        and walking from the item first would order the container's removal before its contents'."""
+        chosen = set(item_ids)
+
+        def inside_another(item_id: str) -> bool:
+            parent = self.design.items[item_id].parent
+            while parent is not None:
+                if parent in chosen:
+                    return True
+                parent = self.design.items[parent].parent
+            return False
+
+        return [i for i in item_ids if not inside_another(i)]
 
     def remove(self, item_ids: Iterable[str], link_ids: Iterable[str] = (), text: str = "Delete") -> bool:
         return self.apply(self.removal_ops(item_ids, link_ids), text)
