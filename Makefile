@@ -21,10 +21,12 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/python benchmarks/bench_engine.py --tiny
+	$(BIN)/python benchmarks/bench_gui.py --tiny
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_engine.py
+	$(BIN)/python benchmarks/bench_gui.py
 
 package: $(STAMP)
 	bash packaging/build.sh

@@ -166,9 +166,9 @@ def measure(window, path: Path, png: Path) -> dict[str, float]:
 
     window.act_select_all.trigger()
     run_until(lambda: window_settled(window), "select all before the drag")
-    steps = doc.undo_stack.count()
+    steps = doc.undo_stack.index()
     gaps["drag"] = phase(window, "drag", lambda: drag_everything(window))
-    if doc.undo_stack.count() != steps + 1:
+    if doc.undo_stack.index() != steps + 1 or not doc.undo_stack.undoText().startswith("Move"):
         raise SystemExit(f"bench_gui: {path.name}: the drag moved nothing")
 
     exported: list[str | None] = []
@@ -219,7 +219,7 @@ def main(argv=None) -> int:
             name = path.name.removesuffix(".cluster.json")
             rows[name] = measure(window, path, work / f"{name}.png")
             if not args.json:
-                print(f"{name}: " + ", ".join(f"{p} {rows[name][p]:.0f} ms" for p in PHASES), file=sys.stderr)
+                print(f"{name}: " + ", ".join(f"{p} {rows[name][p]:.0f} ms" for p in PHASES), file=sys.stderr, flush=True)
     finally:
         window.document.undo_stack.setClean()
         window.scheduler.shutdown(timeout_s=30)
