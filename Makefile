@@ -22,10 +22,12 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/python benchmarks/bench_engine.py --tiny
+	$(BIN)/python benchmarks/bench_gui.py --tiny
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_engine.py
+	$(BIN)/python benchmarks/bench_gui.py
 
 package: $(STAMP)
 	bash packaging/build.sh

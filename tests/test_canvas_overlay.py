@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView
 
-from conftest import gui_catalog
+from designer.model.catalog import default_catalog
 from designer.canvas import colors
 from designer.canvas.items import UTIL_LEVELS
 from designer.canvas.jobs import SlicedJobs
@@ -22,7 +22,7 @@ def _utilization_colour(u: float) -> str:
 
 
 def test_overlay_colours_every_link_the_engine_reports_and_marks_its_bottleneck(qtbot):
-    catalog = gui_catalog()
+    catalog = default_catalog()
     document = Document(generate("rail-fat-tree", catalog, nodes=16), catalog)
     scene = DesignScene(document)
     result = evaluate(document.design, catalog)

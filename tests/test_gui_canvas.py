@@ -9,8 +9,8 @@ from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent, QWheelEve
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from conftest import gui_catalog
 from designer.canvas.items import GRID
+from designer.model.catalog import default_catalog
 from designer.model.design import Design
 from designer.topologies import generate
 
@@ -69,7 +69,7 @@ def empty(make_window):
 
 @pytest.fixture
 def server_window(make_window):
-    design = generate("server", gui_catalog(), platform="dgx-h100")
+    design = generate("server", default_catalog(), platform="dgx-h100")
     return make_window(design)
 
 

@@ -1,90 +1,57 @@
-"""Every example opens from the gallery, evaluates and renders without stalling the UI thread."""
+"""Every example opens from the gallery, evaluates and renders. (How long the UI thread is held
+while it does is measured by `benchmarks/bench_gui.py`.)"""
 
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QElapsedTimer, QTimer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtTest import QTest
 
 from designer.io.examples import example_paths, example_summaries
-from designer.ui.app import configure_process
+from designer.model.catalog import default_catalog
+from helpers import window_settled
 
 EXAMPLES = example_paths()
 
 
-class Heartbeat:
-    """A 10 ms timer on the UI thread; the longest gap between its ticks is the longest stall."""
-
-    def __init__(self):
-        self.clock = QElapsedTimer()
-        self.gaps: list[int] = []
-        self.timer = QTimer()
-        self.timer.setInterval(10)
-        self.timer.timeout.connect(self._tick)
-
-    def _tick(self):
-        self.gaps.append(self.clock.restart())
-
-    def __enter__(self):
-        self.clock.start()
-        self.timer.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.timer.stop()
-
-
-@pytest.fixture(autouse=True, scope="module")
-def app_process_settings():
-    """These windows run with the settings the app makes at start-up (GIL switch interval, GC)."""
-    configure_process()
-
-
 @pytest.fixture(scope="module")
-def gallery_window(qapp):
+def gallery_window(app_process):
     """One window that opens the examples one after another, as a user browsing the gallery."""
-    from conftest import gui_catalog
     from designer.ui.main_window import MainWindow
 
-    window = MainWindow(gui_catalog())
+    window = MainWindow(default_catalog())
     window.resize(1600, 1000)
     window.show()
-    _spin(0.5)
+    assert QTest.qWaitForWindowExposed(window)
     yield window
     window.document.undo_stack.setClean()
     window.scheduler.shutdown(timeout_s=10)
     window.close()
 
 
-def _spin(seconds: float) -> None:
-    clock = QElapsedTimer()
-    clock.start()
-    while clock.elapsed() < seconds * 1000:
-        QApplication.processEvents()
-
-
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name.split(".")[0] for p in EXAMPLES])
-def test_example_opens_evaluates_and_renders_without_a_stall(gallery_window, path):
+def test_example_opens_evaluates_and_renders(gallery_window, qtbot, path):
     """From the click that opens it to the last tab redrawn: reading the file (on a helper
     thread), building the canvas, evaluating, the results and the link overlay."""
     window = gallery_window
     evaluations = window.evaluations
-    with Heartbeat() as beat:
-        QTimer.singleShot(0, lambda: window.open_path(path))
-        clock = QElapsedTimer()
-        clock.start()
-        while (window.evaluations == evaluations or window.scene.building) and clock.elapsed() < 60_000:
-            QApplication.processEvents()
-        _spin(0.3)  # the overlay and the hidden tabs are drawn in later turns
+    assert window.open_path(path)
+    qtbot.waitUntil(lambda: window.evaluations > evaluations and window_settled(window), timeout=120_000)
     design = window.document.design
     expected = next(r for r in example_summaries() if r["path"] == str(path))
     assert window.last_result.inventory.accelerators == expected["accelerators"]
+    assert window.results.result() is window.last_result
     assert len(window.scene.nodes) == len(design.items)
     assert window.windowTitle().startswith(path.name[: -len(".cluster.json")])
-    # The view shows the whole design.
+    # The view shows the whole design, painted (a canvas grabbed while its painting is held is black).
     visible = window.view.mapToScene(window.view.viewport().rect()).boundingRect()
     assert visible.contains(window.scene.content_rect().adjusted(20, 20, -20, -20))
-    assert max(beat.gaps) < 100, f"UI thread stalled {max(beat.gaps)} ms opening {path.name}"
+    assert window.view.viewport().updatesEnabled()
+    image = window.view.viewport().grab().toImage()
+    samples = [image.pixelColor(x, y) for x in range(0, image.width(), 16) for y in range(0, image.height(), 16)]
+    black = sum(1 for c in samples if c.red() == c.green() == c.blue() == 0) / len(samples)
+    drawn = sum(1 for c in samples if c.name() != samples[0].name()) / len(samples)
+    assert black < 0.05, f"{black:.0%} of the canvas is black"
+    assert drawn > 0, "nothing drawn on the canvas"
 
 
 def test_open_example_menu_shows_the_gallery_and_opens_the_choice(make_window, qtbot, monkeypatch):

@@ -9,15 +9,15 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QColor, QDragEnterEvent, QDropEvent, QImage
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
-from conftest import gui_catalog
 from designer.io.exports import bom_csv, summary_csv
 from designer.io.files import load_design, save_design
+from designer.model.catalog import default_catalog
 from designer.topologies import generate
 
 
 @pytest.fixture
 def fat_tree(make_window):
-    design = generate("rail-fat-tree", gui_catalog(), nodes=64)
+    design = generate("rail-fat-tree", default_catalog(), nodes=64)
     window = make_window(design)
     assert window.scheduler.wait_idle(30_000)
     return window
@@ -178,7 +178,7 @@ def test_lint_finding_click_selects_the_item(fat_tree):
 def test_dropping_a_design_file_on_the_window_opens_it(fat_tree, tmp_path, qtbot):
     window = fat_tree
     path = tmp_path / "other.cluster.json"
-    save_design(generate("server", gui_catalog(), platform="dgx-h100"), path)
+    save_design(generate("server", default_catalog(), platform="dgx-h100"), path)
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(path))])
     vp = window.view.viewport()
@@ -209,7 +209,7 @@ def test_palette_search_filters_parts(fat_tree):
     palette = fat_tree.palette
     palette.search.setText("h100")
     visible = palette.visible_part_ids()
-    assert visible and all("h100" in (p + gui_catalog()[p].name.lower()) for p in visible)
+    assert visible and all("h100" in (p + default_catalog()[p].name.lower()) for p in visible)
     palette.search.setText("")
     assert len(palette.visible_part_ids()) > len(visible)
 
@@ -218,12 +218,10 @@ def test_example_gallery_lists_examples(qtbot):
     from designer.io.examples import example_paths, example_summaries
     from designer.ui.dialogs import ExampleGallery
 
-    if not example_paths():
-        pytest.skip("no examples in resources/examples yet")
-    rows = example_summaries(gui_catalog())
+    rows = example_summaries(default_catalog())
     dialog = ExampleGallery(rows)
     qtbot.addWidget(dialog)
-    assert dialog.table.rowCount() == len(rows) > 0
+    assert dialog.table.rowCount() == len(rows) == len(example_paths()) > 0
     assert dialog.table.item(0, 0).text()
 
 
@@ -268,3 +266,18 @@ def test_workload_panel_choice_is_evaluated_saved_and_undoable(fat_tree, qtbot, 
     # Back to the engine's own choice for this design, shown in the panel.
     qtbot.waitUntil(lambda: window.last_result.training.model != "gpt3-175b", timeout=30_000)
     assert panel.model_combo.currentText() == window.last_result.training.model
+
+
+def test_select_all_delete_and_undo_on_a_nested_design(fat_tree, qtbot):
+    """The selection lists contents and their containers in any order; all of it goes in one step."""
+    window = fat_tree
+    doc = window.document
+    items, links = dict(doc.design.items), dict(doc.design.links)
+    window.act_select_all.trigger()
+    assert len(window.scene.selected_ids()) == len(items)
+    window.act_delete.trigger()
+    assert doc.design.items == {} and doc.design.links == {} and doc.undo_stack.count() == 1
+    qtbot.waitUntil(lambda: not window.scene.nodes, timeout=10_000)
+    window.act_undo.trigger()
+    assert doc.design.items == items and doc.design.links == links
+    qtbot.waitUntil(lambda: len(window.scene.nodes) == len(items), timeout=10_000)

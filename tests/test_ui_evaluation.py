@@ -1,33 +1,56 @@
-"""The evaluation scheduler: debounce, one worker thread, stale results dropped, failures reported."""
+"""The evaluation scheduler: debounce, one worker thread, stale results dropped, failures reported.
 
-import os
-
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+A slow evaluation is one the test holds: the fake engine blocks on a gate until the test opens it,
+and says when the worker has entered it, so no test waits on the clock."""
 
 import threading
-import time
 
 import pytest
+from PySide6.QtCore import QCoreApplication
 
 from designer.ui import evaluation
 from designer.ui.evaluation import EvaluationScheduler
 
+WAIT_S = 30  # a guard against a hang, never reached when the scheduler works
+
+
+class Gate:
+    """Holds the worker inside an evaluation until `open()`."""
+
+    def __init__(self):
+        self.entered = threading.Event()
+        self.opened = threading.Event()
+        self.left = threading.Event()
+
+    def wait_entered(self):
+        assert self.entered.wait(WAIT_S), "the worker never entered the evaluation"
+
+    def open(self):
+        self.opened.set()
+
 
 @pytest.fixture
 def calls(monkeypatch):
-    """Patch the engine entry point the scheduler calls; record (snapshot, workload, thread)."""
+    """Patch the engine entry point the scheduler calls; record (snapshot, workload, thread).
+    Returns the record and the gates: `gates[name] = Gate()` makes the evaluation of `name` slow."""
     record = []
-    delays = {}
+    gates: dict[str, Gate] = {}
 
     def fake_evaluate(design, catalog=None, workload=None):
         record.append((design, workload, threading.get_ident()))
-        time.sleep(delays.get(design, 0.0))
+        gate = gates.get(design)
+        if gate is not None:
+            gate.entered.set()
+            assert gate.opened.wait(WAIT_S)
+            gate.left.set()
         if design == "boom":
             raise ValueError("switch s1 has 80 links but 64 ports")
         return {"evaluated": design, "workload": workload}
 
     monkeypatch.setattr(evaluation, "evaluate", fake_evaluate)
-    return record, delays
+    yield record, gates
+    for gate in gates.values():  # never leave the worker blocked for the next test
+        gate.open()
 
 
 @pytest.fixture
@@ -63,27 +86,31 @@ def test_three_requests_within_the_debounce_window_make_one_evaluation(qtbot, sc
 
 
 def test_busy_while_debouncing_and_evaluating(qtbot, scheduler, calls):
-    _, delays = calls
-    delays["slow"] = 0.3
+    _, gates = calls
+    slow = gates["slow"] = Gate()
     assert not scheduler.busy
     scheduler.request("slow", None)
     assert scheduler.busy  # waiting in the debounce timer
-    with qtbot.waitSignal(scheduler.started, timeout=2000):
+    with qtbot.waitSignal(scheduler.started, timeout=5000):
         pass
+    slow.wait_entered()
     assert scheduler.busy  # on the worker
+    slow.open()
     assert scheduler.wait_idle(5000)
     assert not scheduler.busy
 
 
 def test_a_slow_evaluation_superseded_by_a_newer_one_is_never_emitted(qtbot, scheduler, calls):
-    record, delays = calls
-    delays["old"] = 0.6
+    record, gates = calls
+    old = gates["old"] = Gate()
     got = _collect(scheduler)
     scheduler.request("old", None)
-    with qtbot.waitSignal(scheduler.started, timeout=2000):
+    with qtbot.waitSignal(scheduler.started, timeout=5000):
         pass
-    time.sleep(0.05)  # the worker is now inside the slow evaluation
-    scheduler.request("new", None)
+    old.wait_entered()
+    with qtbot.waitSignal(scheduler.started, timeout=5000):
+        scheduler.request("new", None)  # submitted while "old" is still running
+    old.open()
     assert scheduler.wait_idle(10_000)
     assert [r[0] for r in record] == ["old", "new"]  # both ran, one after the other
     assert got["started"] == [1, 2]
@@ -92,29 +119,34 @@ def test_a_slow_evaluation_superseded_by_a_newer_one_is_never_emitted(qtbot, sch
 
 
 def test_a_result_is_dropped_while_a_newer_request_waits_in_the_debounce_timer(qtbot, calls):
-    record, delays = calls
-    delays["old"] = 0.3
-    s = EvaluationScheduler(debounce_ms=1000)
+    record, gates = calls
+    old = gates["old"] = Gate()
+    s = EvaluationScheduler(debounce_ms=3_600_000)  # "new" waits in the timer for as long as the test needs
     try:
         got = _collect(s)
         s.request_now("old", None)
-        time.sleep(0.05)
-        s.request("new", None)  # waits 1 s; the old result arrives meanwhile and must be dropped
-        qtbot.wait(600)
-        assert got["finished"] == []
-        assert s.wait_idle(5000)
+        old.wait_entered()
+        s.request("new", None)
+        old.open()
+        # The old result reaches the UI thread (no job left in flight) while "new" still waits.
+        qtbot.waitUntil(lambda: s._in_flight == 0, timeout=5000)
+        assert got["finished"] == [] and s.busy
+        with qtbot.waitSignal(s.finished, timeout=5000):
+            s.request_now("new", None)
         assert got["finished"] == [(2, {"evaluated": "new", "workload": None})]
     finally:
         s.shutdown()
 
 
 def test_queued_stale_jobs_are_skipped_without_evaluating(qtbot, scheduler, calls):
-    record, delays = calls
-    delays["first"] = 0.5
+    record, gates = calls
+    first = gates["first"] = Gate()
     got = _collect(scheduler)
     scheduler.request_now("first", None)
+    first.wait_entered()
     scheduler.request_now("second", None)  # queued behind "first", superseded before it starts
     scheduler.request_now("third", None)
+    first.open()
     assert scheduler.wait_idle(10_000)
     assert [r[0] for r in record] == ["first", "third"]
     assert got["finished"] == [(3, {"evaluated": "third", "workload": None})]
@@ -165,15 +197,18 @@ def test_workload_is_copied_at_request_time(qtbot, scheduler, calls):
 
 
 def test_shutdown_joins_the_worker_and_emits_nothing_more(qtbot, calls):
-    record, delays = calls
-    delays["slow"] = 0.3
+    record, gates = calls
+    slow = gates["slow"] = Gate()
     s = EvaluationScheduler(debounce_ms=0)
     got = _collect(s)
     s.request_now("slow", None)
-    time.sleep(0.05)
-    s.shutdown()  # waits for the running evaluation to end, then the thread exits
+    slow.wait_entered()
+    # Opened from another thread while (or just before) shutdown waits for the evaluation to end.
+    threading.Thread(target=slow.open).start()
+    s.shutdown()
+    assert slow.left.is_set()  # shutdown returned only after the running evaluation ended
     assert all(not t.name.startswith("cluster-designer-eval") or not t.is_alive() for t in threading.enumerate())
-    qtbot.wait(100)
+    QCoreApplication.processEvents()  # deliver anything the worker posted before it stopped
     assert got["finished"] == []
     s.request("after", None)  # ignored after shutdown
     assert not s.busy
@@ -182,7 +217,6 @@ def test_shutdown_joins_the_worker_and_emits_nothing_more(qtbot, calls):
 
 def test_real_engine_on_the_worker_thread(qtbot):
     """The scheduler with the real engine: a tiny design built in code evaluates off the UI thread."""
-    pytest.importorskip("designer.topologies")
     from designer.model.catalog import default_catalog
     from designer.topologies import generate
 

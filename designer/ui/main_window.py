@@ -253,7 +253,10 @@ class MainWindow(QMainWindow):
 
     # --- selection ------------------------------------------------------------------------------------
     def _on_selection(self) -> None:
-        items, links = self.scene.selected_ids(), self.scene.selected_link_ids()
+        # While the scene mirrors a removal, nodes of items already gone may still be selected.
+        design = self.document.design
+        items = [i for i in self.scene.selected_ids() if i in design.items]
+        links = [i for i in self.scene.selected_link_ids() if i in design.links]
         self.inspector.show_selection(items, links)
         has = bool(items or links)
         for name in ("cut", "copy", "duplicate"):
@@ -261,8 +264,7 @@ class MainWindow(QMainWindow):
         self.act_delete.setEnabled(has)
         self.act_group.setEnabled(bool(items))
         self.act_rename.setEnabled(len(items) == 1)
-        self.act_ungroup.setEnabled(any(self.document.design.items[i].kind == "group" for i in items
-                                        if i in self.document.design.items))
+        self.act_ungroup.setEnabled(any(design.items[i].kind == "group" for i in items))
 
     def select_finding(self, item_id: str) -> None:
         target = self.scene.nodes.get(item_id) or self.scene.link_items.get(item_id)

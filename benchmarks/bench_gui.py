@@ -1,0 +1,244 @@
+"""UI responsiveness: the longest time the UI thread is held, per example and per user action.
+
+For each example in `resources/examples/` (or those named on the command line) the main window
+opens it as the gallery does and then, in turn: re-evaluates after an edit (a rename), Select All,
+Delete then Undo, drags everything by 60 pixels with mouse events on the view, and exports the
+canvas PNG. Each phase runs from the action to the window having caught up (canvas built,
+evaluation shown, deferred jobs done). Without example names, a 20,164-item flat torus (every chip
+drawn, no replicated groups) is measured too.
+
+The measure is a 5 ms heartbeat timer on the UI thread: a phase's figure is the largest interval
+between its ticks minus the period, i.e. the longest the user would have waited for a repaint or a
+key press. `--tiny` runs the smallest example only and checks every phase completes (part of
+`make test`); `--json` prints the figures as JSON instead of a table. Runs offscreen unless
+QT_QPA_PLATFORM says otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Opening files adds them to the recent-files list: keep the user's settings out of it.
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="cluster-designer-bench-config-")
+
+from PySide6.QtCore import QElapsedTimer, QEvent, QEventLoop, QPoint, QPointF, Qt, QTimer  # noqa: E402
+from PySide6.QtGui import QMouseEvent  # noqa: E402
+from PySide6.QtTest import QTest  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from designer import cli  # noqa: E402
+from designer.model.catalog import default_catalog  # noqa: E402
+from tests.helpers import window_settled, write_big_design  # noqa: E402
+
+PHASES = ["open", "re-evaluate", "select all", "delete + undo", "drag", "export png"]
+PERIOD_MS = 5
+# A phase that has not finished by then is reported as hung.
+PHASE_LIMIT_S = int(os.environ.get("BENCH_GUI_PHASE_LIMIT_S", 600))
+DRAG_PIXELS = 60
+DRAG_STEPS = 8
+FRAME_MS = 16  # the pace of mouse moves during a drag
+
+
+class Heartbeat:
+    """A PERIOD_MS timer on the UI thread; `worst_ms` is the longest it was kept from ticking."""
+
+    def __init__(self) -> None:
+        self.clock = QElapsedTimer()
+        self.timer = QTimer()
+        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self.timer.setInterval(PERIOD_MS)
+        self.timer.timeout.connect(self._tick)
+        self.worst_ms = 0.0
+
+    def _tick(self) -> None:
+        self.worst_ms = max(self.worst_ms, self.clock.nsecsElapsed() / 1e6 - PERIOD_MS)
+        self.clock.restart()
+
+    def __enter__(self) -> Heartbeat:
+        self.worst_ms = 0.0
+        self.clock.start()
+        self.timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._tick()  # a phase that ends in a long block has no tick after it
+        self.timer.stop()
+
+
+def run_until(done, what: str) -> None:
+    """Run the event loop until `done()` is true (checked every PERIOD_MS)."""
+    if done():
+        return
+    loop = QEventLoop()
+    poll = QTimer()
+    poll.setInterval(PERIOD_MS)
+    poll.timeout.connect(lambda: done() and loop.quit())
+    limit = QTimer()
+    limit.setSingleShot(True)
+    limit.timeout.connect(loop.quit)
+    poll.start()
+    limit.start(PHASE_LIMIT_S * 1000)
+    loop.exec()
+    poll.stop()
+    limit.stop()
+    if not done():
+        raise SystemExit(f"bench_gui: {what} did not finish within {PHASE_LIMIT_S} s")
+
+
+def evaluated_and_settled(window):
+    """A predicate: an evaluation asked for from now on has ended (shown or failed) and the window
+    has caught up."""
+    generation = window.scheduler.generation
+    return lambda: window.scheduler.generation > generation and window_settled(window)
+
+
+def phase(window, name: str, action, done=None) -> float:
+    """Run `action`, wait for the window to catch up; the worst gap in ms."""
+    done = done or evaluated_and_settled(window)
+    with Heartbeat() as beat:
+        action()
+        run_until(done, name)
+    return beat.worst_ms
+
+
+def drag_everything(window) -> None:
+    """Press on a selected leaf item in view, move the mouse DRAG_PIXELS in DRAG_STEPS frames,
+    release: everything selected moves along."""
+    view, scene, design = window.view, window.scene, window.document.design
+    viewport = view.viewport()
+    shown = view.mapToScene(viewport.rect()).boundingRect()
+    parents = {item.parent for item in design.items.values()}
+    for item_id in design.items:
+        node = scene.nodes[item_id]
+        centre = node.sceneBoundingRect().center()
+        if item_id not in parents and node.isSelected() and shown.contains(centre) and scene.node_at(centre) is node:
+            break
+    else:
+        raise SystemExit("bench_gui: no selected item in view to drag")
+    start = view.mapFromScene(centre)
+    left, none = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    QTest.mousePress(viewport, left, none, start)
+    for step in range(1, DRAG_STEPS + 1):
+        at = start + QPoint(DRAG_PIXELS * step // DRAG_STEPS, DRAG_PIXELS * step // (2 * DRAG_STEPS))
+        move = QMouseEvent(QEvent.Type.MouseMove, QPointF(at), QPointF(viewport.mapToGlobal(at)),
+                           Qt.MouseButton.NoButton, left, none)
+        QApplication.sendEvent(viewport, move)
+        QTest.qWait(FRAME_MS)
+    QTest.mouseRelease(viewport, left, none, at)
+
+
+def measure(window, path: Path, png: Path) -> dict[str, float]:
+    doc = window.document
+    gaps: dict[str, float] = {}
+    doc.undo_stack.setClean()  # nothing to save: the gallery opens without asking
+    opened: list[bool] = []
+    evaluated = evaluated_and_settled(window)
+    gaps["open"] = phase(window, "open", lambda: opened.append(window.open_path_interactive(str(path))),
+                         lambda: opened and evaluated())
+    if opened != [True] or window.document.path != str(path):
+        raise SystemExit(f"bench_gui: {path} did not open")
+    items = len(doc.design.items)
+
+    first = next(iter(doc.design.items.values()))
+    gaps["re-evaluate"] = phase(window, "re-evaluate", lambda: doc.set_item(first.id, name=f"{first.label} (edited)"))
+    if window.last_result["design"]["items"] != items:
+        raise SystemExit(f"bench_gui: {path.name}: the edit was not re-evaluated")
+
+    gaps["select all"] = phase(window, "select all", window.act_select_all.trigger, lambda: window_settled(window))
+    selected = len(window.scene.selected_ids())
+    if selected != items:
+        raise SystemExit(f"bench_gui: {path.name}: Select All selected {selected} of {items}")
+
+    with Heartbeat() as beat:
+        evaluated = evaluated_and_settled(window)
+        window.act_delete.trigger()
+        run_until(lambda: not doc.design.items and evaluated(), "delete")
+        evaluated = evaluated_and_settled(window)
+        window.act_undo.trigger()
+        run_until(lambda: len(doc.design.items) == items and evaluated(), "undo")
+    gaps["delete + undo"] = beat.worst_ms
+
+    window.act_select_all.trigger()
+    run_until(lambda: window_settled(window), "select all before the drag")
+    steps = doc.undo_stack.index()
+    gaps["drag"] = phase(window, "drag", lambda: drag_everything(window))
+    if doc.undo_stack.index() != steps + 1 or not doc.undo_stack.undoText().startswith("Move"):
+        raise SystemExit(f"bench_gui: {path.name}: the drag moved nothing")
+
+    exported: list[str | None] = []
+    gaps["export png"] = phase(window, "export png", lambda: exported.append(window.export_canvas_png(str(png))),
+                               lambda: exported and window_settled(window))
+    if exported != [str(png)] or not png.stat().st_size:
+        raise SystemExit(f"bench_gui: {path.name}: the canvas PNG was not written")
+    return gaps
+
+
+def example_path(name: str) -> Path:
+    path = Path(name)
+    if path.exists():
+        return path
+    matches = [p for p in cli.example_paths() if p.name == f"{name}.cluster.json"]
+    if not matches:
+        raise SystemExit(f"bench_gui: no example named {name!r}")
+    return matches[0]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("examples", nargs="*", help="example names or design files (default: every example)")
+    parser.add_argument("--tiny", action="store_true", help="the smallest example only; checks every phase completes")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    args = parser.parse_args(argv)
+
+    _app = QApplication.instance() or QApplication(sys.argv[:1])
+    from designer.ui.main_window import MainWindow
+
+    work = Path(tempfile.mkdtemp(prefix="cluster-designer-bench-"))
+    if args.tiny:
+        paths = [min(cli.example_paths(), key=lambda p: p.stat().st_size)]
+    elif args.examples:
+        paths = [example_path(name) for name in args.examples]
+    else:
+        big = work / "flat-torus-20k.cluster.json"
+        write_big_design(big)
+        paths = cli.example_paths() + [big]
+
+    window = MainWindow(default_catalog())
+    window.resize(1600, 1000)
+    window.show()
+    QTest.qWaitForWindowExposed(window)
+    rows: dict[str, dict[str, float]] = {}
+    try:
+        for path in paths:
+            name = path.name.removesuffix(".cluster.json")
+            rows[name] = measure(window, path, work / f"{name}.png")
+            if not args.json:
+                measured = ", ".join(f"{p} {rows[name][p]:.0f} ms" for p in PHASES)
+                print(f"{name}: {measured}", file=sys.stderr, flush=True)
+    finally:
+        window.document.undo_stack.setClean()
+        window.scheduler.shutdown(timeout_s=30)
+        window.close()
+    worst = {p: max(row[p] for row in rows.values()) for p in PHASES}
+
+    if args.json:
+        print(json.dumps({"heartbeat_ms": PERIOD_MS, "worst_gap_ms": rows, "worst": worst}, indent=2))
+        return 0
+    width = max(len(n) for n in [*rows, "worst"])
+    print(f"Longest UI-thread gap (ms), {PERIOD_MS} ms heartbeat")
+    print(f"{'':<{width}}  " + "  ".join(f"{p:>13}" for p in PHASES))
+    for name, row in [*rows.items(), ("worst", worst)]:
+        print(f"{name:<{width}}  " + "  ".join(f"{row[p]:>13.0f}" for p in PHASES))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+"""Designs and waits shared by the GUI tests and `benchmarks/bench_gui.py`, imported explicitly."""
+
+from __future__ import annotations
+
+from designer.model.design import Design, Item, Link
+
+BIG_GRID_SIDE = 142  # 142 × 142 = 20,164 chips
+
+
+def flat_grid(side: int, wrap: bool) -> Design:
+    """A side × side grid of TPU v4 chips joined by ICI links, every chip and link drawn (no
+    replicated groups): a torus when `wrap`, else a mesh."""
+    design = Design(name=f"{side}×{side} {'torus' if wrap else 'mesh'}, flat",
+                    description="Stress test: every chip drawn")
+    for i in range(side):
+        for j in range(side):
+            design.add_item(Item(f"c{i}-{j}", "accelerator", name=f"{i},{j}", part="tpu-v4", x=j * 80, y=i * 60))
+    reach = side if wrap else side - 1
+    for i in range(side):
+        for j in range(reach):
+            design.add_link(Link(f"h{i}-{j}", f"c{i}-{j}", f"c{i}-{(j + 1) % side}", "tpu-ici", 1))
+            design.add_link(Link(f"v{j}-{i}", f"c{j}-{i}", f"c{(j + 1) % side}-{i}", "tpu-ici", 1))
+    return design
+
+
+def write_big_design(path) -> int:
+    """The 20,000-item stress design (a flat torus: the canvas must cope with that many items
+    even where a design uses no replicated groups), saved to `path`. Returns the number of items."""
+    from designer.io.files import save_design
+
+    design = flat_grid(BIG_GRID_SIDE, wrap=True)
+    save_design(design, path)
+    return len(design.items)
+
+
+def window_settled(window) -> bool:
+    """The window has caught up: the canvas is built, no evaluation is pending or running, and no
+    deferred job (overlay restyle, hidden tabs, painting held) is waiting."""
+    from designer.document import turns
+
+    return not window.scene.building and not window.scheduler.busy and turns.pending() == 0
