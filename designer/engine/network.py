@@ -287,13 +287,14 @@ def _per_gpu(fabric: Fabric, chain) -> None:
     own = {acc: _own_paths(fabric, nb, acc) for acc in peers}
     best_up = min(((own[a][0], own[a][1]) for a in peers), key=lambda x: x[0])
     members = set(peers)
+    position = {acc: i for i, acc in enumerate(peers)}
     groups, placed = [], set()
     for acc in peers:
         if acc in placed:
             continue
         group = _scale_up_joined(fabric, nb, acc, members) if own[acc][0] > 0 else {acc}
         placed |= group
-        groups.append([a for a in peers if a in group])
+        groups.append(sorted(group, key=position.__getitem__))
     best_out = None
     for group in groups:
         k = len(group)
