@@ -94,14 +94,22 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
 
 def _evaluate_file(args):
     from designer.engine import evaluate
-    from designer.engine.options import workload_from_options
+    from designer.engine.workloads import WorkloadError
     from designer.io.examples import resolve_design_path
     from designer.io.files import load_design
+    from designer.io.options import placed, workload_from_options
 
     catalog = _catalog(args)
-    design = load_design(resolve_design_path(args.file), catalog)
-    workload = workload_from_options(design, **{name: getattr(args, name) for name in ENGINE_OPTIONS})
-    return evaluate(design, catalog, workload=workload)
+    path = resolve_design_path(args.file)
+    design = load_design(path, catalog)
+    given = {name: getattr(args, name) for name in ENGINE_OPTIONS}
+    workload = workload_from_options(design, **given)
+    try:
+        return evaluate(design, catalog, workload=workload)
+    except WorkloadError as exc:
+        if exc.setting is None:
+            raise
+        raise placed(exc, given, path) from None
 
 
 def cmd_templates(args) -> int:

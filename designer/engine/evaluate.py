@@ -25,11 +25,9 @@ from designer.engine.sections import (
     SwitchLevel,
     Training,
     Utilization,
-    read_only,
 )
 from designer.model.catalog import Catalog, default_catalog
 from designer.model.design import Design
-from designer.model.errors import DesignerError
 from designer.model.lint import lint
 
 DEFAULT_SIZES = (2 ** 20, 16 * 2 ** 20, 256 * 2 ** 20, 2 ** 30, 8 * 2 ** 30)
@@ -39,7 +37,8 @@ def evaluate(design: Design, catalog: Catalog | None = None, workload: dict | No
     """Evaluate a design. The design is read, never changed; pass a snapshot if it may change.
 
     `workload`: {"collective": {op, sizes, algorithm, ranks}, "training": {model, plan,
-    global_batch, seq, tokens}}; None means the design's `settings["workload"]` or the defaults
+    global_batch, seq, tokens}}, checked as `designer.io.schemas.WORKLOAD_SETTING` describes (files
+    and options are checked at the boundary; the engine does not check again); None means the design's `settings["workload"]` or the defaults
     (allreduce over all accelerators at 1M..8G, algorithm auto; a preset sized to the design with
     plan auto)."""
     started = time.perf_counter()
@@ -88,10 +87,9 @@ def performance(design: Design, catalog: Catalog, workload: dict | None, copies:
     tspec = dict(workload.get("training") or {})
     model = tspec.get("model")
     if isinstance(model, str):
-        model = workloads.resolve(model)
+        model = workloads.preset(model)
     if model is None:
-        name = workloads.default_preset(fabric.total_accelerators)
-        model = workloads.resolve(name)
+        model = workloads.preset(workloads.default_preset(fabric.total_accelerators))
         if "global_batch" not in tspec:
             # Big enough that the default plan search has room: at least one sequence per 32 GPUs.
             model["global_batch"] = max(model["global_batch"], -(-fabric.total_accelerators // 32))
@@ -100,14 +98,8 @@ def performance(design: Design, catalog: Catalog, workload: dict | None, copies:
     for key in ("global_batch", "seq", "tokens"):
         if tspec.get(key) is not None:
             model[key] = tspec[key]
-    try:
-        model = workloads.custom(model, model.get("name", "workload"))
-        training, util = train.training(fabric, {"model": model, "plan": tspec.get("plan", "auto")})
-    except train.PlanError:
-        raise
-    except DesignerError as exc:
-        training = Training(fits=False, why=str(exc), plan=_requested_plan(tspec.get("plan")))
-        return network, collectives, training, Utilization(gpus=(), phases=tuple(phases))
+    model = workloads.custom(model, model.get("name", "workload"))
+    training, util = train.training(fabric, {"model": model, "plan": tspec.get("plan", "auto")})
     utilization = Utilization(gpus=_gpu_times(util.get("gpus", ())), phases=tuple(phases + util.get("phases", [])))
     return network, collectives, _training(training), utilization
 
@@ -132,10 +124,6 @@ def _network(summary: dict) -> Network:
 def _collective_row(row: dict) -> CollectiveRow:
     bottleneck = row["bottleneck"]
     return CollectiveRow(**{**row, "bottleneck": Bottleneck(**bottleneck) if bottleneck is not None else None})
-
-
-def _requested_plan(plan):
-    return read_only(plan) if isinstance(plan, dict) else plan
 
 
 def _training(training: dict) -> Training:

@@ -425,10 +425,10 @@ def _torus(fabric: Fabric) -> None:
     template = fabric.design.settings.get("template") or {}
     if template.get("name") != "torus" or not fabric.direct_connect:
         return
-    try:
-        dims = tuple(int(d) for d in str(template.get("params", {}).get("dims", "")).lower().split("x"))
-    except ValueError:
+    dims_text = template.get("params", {}).get("dims")
+    if dims_text is None:
         return
+    dims = tuple(int(d) for d in dims_text.lower().split("x"))  # "16x16x16", as the design schema allows
     if np.prod(dims) != fabric.total_accelerators:
         return
     fabric.torus_dims = tuple(d for d in dims if d > 1)

@@ -17,15 +17,18 @@ from designer.engine import calibration as cal
 from designer.engine import collectives as coll
 from designer.engine import workloads
 from designer.engine.network import Fabric
-from designer.model.errors import DesignerError
+from designer.engine.workloads import WorkloadError
 from designer.engine.result import rounded
 from designer.engine.sections import LinkLoad, LinkPhase, read_only
 
 RECOMPUTE = ("none", "selective", "full")
 
 
-class PlanError(DesignerError):
-    pass
+class PlanError(WorkloadError):
+    """A plan that does not fit this design or model."""
+
+    def __init__(self, problem: str):
+        super().__init__(problem, "training.plan")
 
 
 class _Comms:
@@ -234,10 +237,6 @@ def validate_plan(fabric: Fabric, model: dict, plan: dict) -> dict:
     if plan["tp"] * plan["pp"] * plan["dp"] != N:
         raise PlanError(f"plan tp×pp×dp = {plan['tp'] * plan['pp'] * plan['dp']:,} but the design has {N:,} "
                         "accelerators")
-    if plan["recompute"] not in RECOMPUTE:
-        raise PlanError(f"recompute must be one of {', '.join(RECOMPUTE)}, got '{plan['recompute']}'")
-    if plan["zero"] not in (0, 1, 2, 3):
-        raise PlanError(f"zero must be 0, 1, 2 or 3, got {plan['zero']}")
     if model["heads"] % plan["tp"]:
         raise PlanError(f"tp={plan['tp']} must divide the {model['heads']} attention heads")
     if plan["pp"] > model["layers"]:

@@ -37,8 +37,10 @@ ALLOWED_PARENTS: Mapping[str, tuple[str, ...]] = {
 MAX_GROUP_COUNT = 1_000_000
 MAX_TOTAL_COPIES = 100_000_000  # of any one item through the hierarchy
 MAX_LANES = 4096
+MAX_COORDINATE = 1e9
 DEFAULT_EXPAND_LIMIT = 200_000
-_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
+_ID_PATTERN = re.compile(ID_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -368,7 +370,7 @@ class Design:
 
     # --- rules --------------------------------------------------------------------------
     def _check_item(self, item: Item, replacing: Item | None = None) -> None:
-        if not _ID_PATTERN.match(item.id):
+        if not _ID_PATTERN.fullmatch(item.id):
             raise DesignError(f"item id '{item.id}' must be 1–128 letters, digits, '-', '_', '.' or ':'")
         if item.kind not in ITEM_KINDS:
             raise DesignError(f"item '{item.id}': unknown kind '{item.kind}'; expected one of {', '.join(ITEM_KINDS)}")
@@ -382,7 +384,7 @@ class Design:
             raise DesignError(f"item '{item.id}': a {item.kind} needs a catalogue part")
         for axis in ("x", "y"):
             value = getattr(item, axis)
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value or abs(value) > 1e9:
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value or abs(value) > MAX_COORDINATE:
                 raise DesignError(f"item '{item.id}': {axis} must be a finite number")
         if item.parent is not None:
             parent = self.items.get(item.parent)
@@ -413,7 +415,7 @@ class Design:
     def _check_link(self, link: Link, previous: Link | None = None) -> None:
         """`previous`: the link being edited. A match that stopped holding (lint says so) does not
         block edits of its other fields."""
-        if not _ID_PATTERN.match(link.id):
+        if not _ID_PATTERN.fullmatch(link.id):
             raise DesignError(f"link id '{link.id}' must be 1–128 letters, digits, '-', '_', '.' or ':'")
         for end in (link.a, link.b):
             if end not in self.items:
