@@ -39,7 +39,7 @@ def _whole(low: int, high: int, what: str = "a whole number") -> dict:
 
 _ID = {"type": "string", "pattern": ID_PATTERN, "x-expected": "an id of 1–128 letters, digits, '-', '_', '.' or ':'"}
 _COORDINATE = {"type": "number", "minimum": -MAX_COORDINATE, "maximum": MAX_COORDINATE,
-               "x-expected": f"a number from -{MAX_COORDINATE:.0e} to {MAX_COORDINATE:.0e}"}
+               "x-expected": f"a number from -{MAX_COORDINATE:,.0f} to {MAX_COORDINATE:,.0f}"}
 _PART_ID = {"type": "string", "maxLength": 128, "pattern": r"^[a-z0-9]+(-[a-z0-9]+)*$",
             "x-expected": "a catalogue part id like \"h100-sxm\""}
 

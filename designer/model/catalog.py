@@ -210,8 +210,8 @@ class Catalog:
             replaced = merged._parts.get(part.id)
             if replaced is not None and replaced.kind != part.kind:
                 raise CatalogError(part.origin, f"{part.where}.kind",
-                                   f"'{part.id}' overrides a {replaced.kind} of {replaced.origin}; an override must "
-                                   f"keep its kind, got {part.kind} (give the new part an id of its own)")
+                                   f"'{part.id}' overrides a {replaced.kind}; an override keeps the kind of the part "
+                                   f"it replaces, got {part.kind} (give the new part an id of its own)")
             merged._parts[part.id] = part
         merged._check_references(other)
         return merged
