@@ -188,10 +188,10 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
     return result
 
 
-def _candidates(fabric: Fabric, model: dict):
-    N = fabric.total_accelerators
+def plan_candidates(N: int, domain_size: int, model: dict):
+    """The plans the auto search times: tp within the scale-up domain, pp dividing the rest."""
     B, L, heads = model["global_batch"], model["layers"], model["heads"]
-    g = max(1, fabric.domain_size)
+    g = max(1, domain_size)
     tps = [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= g and heads % t == 0 and N % t == 0]
     for tp in tps:
         rest = N // tp
@@ -215,7 +215,7 @@ def _divisors(n: int) -> list[int]:
 def auto_plan(fabric: Fabric, model: dict, comms: _Comms | None = None) -> dict | None:
     comms = comms or _Comms(fabric)
     best = None
-    for plan in _candidates(fabric, model):
+    for plan in plan_candidates(fabric.total_accelerators, fabric.domain_size, model):
         r = evaluate_plan(fabric, model, plan, comms)
         if r["fits"] and r["step_time_s"] is not None and (best is None or r["step_time_s"] < best["step_time_s"]):
             best = r
