@@ -7,9 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from designer.engine.budget import MAX_WORK
 from designer.model.catalog import Catalog, Part
 from designer.model.design import Design, Item, Link
-from designer.model.errors import DesignerError
+from designer.model.errors import DesignError, DesignerError, printable
+
+MAX_TEXT_CHARS = 200  # a text parameter (the design's name) is saved in the file, where names are this long
 
 
 class TopologyError(DesignerError):
@@ -47,7 +50,26 @@ class Generator:
         return values
 
     def __call__(self, catalog: Catalog, **given: Any) -> Design:
-        return self.build(self.resolve(given, catalog), catalog)
+        try:
+            design = self.build(self.resolve(given, catalog), catalog)
+        except (DesignError, TopologyError) as exc:
+            if str(exc).startswith(f"{self.name}: "):
+                raise
+            raise TopologyError(f"{self.name}: {exc}") from None
+        drawn = len(design.items) + len(design.links)
+        if drawn > MAX_WORK:
+            raise TopologyError(f"{self.name}: these parameters draw {len(design.items):,} items and "
+                                f"{len(design.links):,} links, more than can be evaluated ({MAX_WORK:,} in all); "
+                                "use smaller blocks or fewer parts per server (docs/limits.md)")
+        return design
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # an unpaired surrogate: a non-UTF-8 byte from the command line
+        return False
+    return True
 
 
 def _coerce(generator: str, param: Param, raw: Any, catalog: Catalog) -> Any:
@@ -70,6 +92,9 @@ def _coerce(generator: str, param: Param, raw: Any, catalog: Catalog) -> Any:
             raise TopologyError(f"{where} must be at most {param.maximum:g}, got {value:g}")
         return value
     value = str(raw)
+    if len(value) > MAX_TEXT_CHARS or not value.isprintable() or not _encodable(value):
+        raise TopologyError(f"{where} must be printable text of at most {MAX_TEXT_CHARS} characters, "
+                            f"got \"{printable(value[:40])}\"")
     if param.choices is not None and value not in param.choices:
         raise TopologyError(f"{where} must be one of {', '.join(map(str, param.choices))}, got '{value}'")
     if param.part_kind is not None:
