@@ -8,13 +8,19 @@ from __future__ import annotations
 import argparse
 import sys
 
-from designer.model.errors import DesignerError
+from designer.model.errors import MAX_MESSAGE_CHARS, DesignerError, printable
 
 COMMANDS = ("gui", "templates", "new", "examples", "evaluate", "export")
 
 
 class UsageError(DesignerError):
     pass
+
+
+def one_line_message(exc: DesignerError) -> str:
+    """A refusal as one printable line of at most MAX_MESSAGE_CHARS, whatever text it quotes."""
+    text = printable(str(exc))
+    return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS - 1] + "…"
 
 
 def _version() -> str:
@@ -208,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
             _catalog(args)  # a bad catalogue is refused before any command runs
         return HANDLERS[args.command](args)
     except DesignerError as exc:
-        print(f"cluster-designer: error: {exc}", file=sys.stderr)
+        print(f"cluster-designer: error: {one_line_message(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

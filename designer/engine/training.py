@@ -188,8 +188,9 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
     return result
 
 
-def plan_candidates(N: int, domain_size: int, model: dict):
+def plan_candidates(accelerators: int, domain_size: int, model: dict):
     """The plans the auto search times: tp within the scale-up domain, pp dividing the rest."""
+    N = accelerators
     B, L, heads = model["global_batch"], model["layers"], model["heads"]
     g = max(1, domain_size)
     tps = [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= g and heads % t == 0 and N % t == 0]

@@ -384,7 +384,8 @@ class Design:
             raise DesignError(f"item '{item.id}': a {item.kind} needs a catalogue part")
         for axis in ("x", "y"):
             value = getattr(item, axis)
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value or abs(value) > MAX_COORDINATE:
+            if (not isinstance(value, (int, float)) or isinstance(value, bool) or value != value
+                    or abs(value) > MAX_COORDINATE):
                 raise DesignError(f"item '{item.id}': {axis} must be a finite number")
         if item.parent is not None:
             parent = self.items.get(item.parent)

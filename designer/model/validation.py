@@ -75,7 +75,7 @@ def read_text(path: str | os.PathLike, limit_bytes: int, what: str, error: type[
         raise error(path, None, f"cannot be read ({exc.strerror or exc})") from None
     except ValueError:  # a NUL character in the name
         raise error(path, None, "is not a usable file name") from None
-    with os.fdopen(fd, "rb") as handle:
+    try:
         mode = os.fstat(fd)
         if stat.S_ISDIR(mode.st_mode):
             raise error(path, None, f"is a folder, not a {what}")
@@ -84,10 +84,12 @@ def read_text(path: str | os.PathLike, limit_bytes: int, what: str, error: type[
         if mode.st_size > limit_bytes:
             raise error(path, None, f"is {mode.st_size / MIB:,.1f} MiB, above the limit of {limit_bytes / MIB:g} MiB "
                                     f"for a {what} (see docs/limits.md)")
-        try:
+        with os.fdopen(fd, "rb", closefd=False) as handle:
             raw = handle.read(limit_bytes + 1)
-        except OSError as exc:
-            raise error(path, None, f"cannot be read ({exc.strerror or exc})") from None
+    except OSError as exc:
+        raise error(path, None, f"cannot be read ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
     if len(raw) > limit_bytes:
         raise error(path, None, f"grew above the limit of {limit_bytes / MIB:g} MiB for a {what} while being read")
     try:
