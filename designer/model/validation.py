@@ -128,12 +128,25 @@ def check(document: Any, schema: dict, source: object, error: type[InputError] =
     if failed is None:
         return
     where, node_schema, value = failed
-    found = _first_error(_Validator(node_schema), value)
+    found = _first_error(_Validator(_own_keywords(node_schema)), value)
     if found is None:  # the fast test is stricter than the schema here: ask about the whole document
         where, found = (), _first_error(_Validator(schema), document)
         if found is None:
             return
     raise error(source, json_path((*where, *found.absolute_path), base), describe(found))
+
+
+def _own_keywords(schema: dict) -> dict:
+    """A node of the fast test failed on its own keywords (its children are checked where they
+    fail): jsonschema words that without walking the children again (199,999 list entries)."""
+    if not set(schema) <= _KNOWN:
+        return schema  # handed to jsonschema whole by the fast test too
+    own = {k: v for k, v in schema.items() if k not in ("items", "prefixItems")}
+    if "properties" in own:
+        own["properties"] = dict.fromkeys(own["properties"], True)
+    if isinstance(own.get("additionalProperties"), dict):
+        own["additionalProperties"] = True
+    return own
 
 
 def _first_error(validator, value) -> ValidationError | None:

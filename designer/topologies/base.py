@@ -64,6 +64,12 @@ class Generator:
         return design
 
 
+def _shown(value: Any) -> str:
+    """A parameter's value as a refusal quotes it: short, printable."""
+    text = printable(repr(value))
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
 def _encodable(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -81,22 +87,22 @@ def _coerce(generator: str, param: Param, raw: Any, catalog: Catalog) -> Any:
             value = param.kind(raw) if not isinstance(raw, str) else param.kind(raw.strip())
         except (TypeError, ValueError):
             raise TopologyError(f"{where} must be {'a whole number' if param.kind is int else 'a number'}, "
-                                f"got {raw!r}") from None
+                                f"got {_shown(raw)}") from None
         if isinstance(raw, float) and param.kind is int and not raw.is_integer():
-            raise TopologyError(f"{where} must be a whole number, got {raw!r}")
+            raise TopologyError(f"{where} must be a whole number, got {_shown(raw)}")
         if param.kind is float and not math.isfinite(value):
-            raise TopologyError(f"{where} must be finite, got {raw!r}")
+            raise TopologyError(f"{where} must be finite, got {_shown(raw)}")
         if param.minimum is not None and value < param.minimum:
-            raise TopologyError(f"{where} must be at least {param.minimum:g}, got {value:g}")
+            raise TopologyError(f"{where} must be at least {param.minimum:g}, got {_shown(value)}")
         if param.maximum is not None and value > param.maximum:
-            raise TopologyError(f"{where} must be at most {param.maximum:g}, got {value:g}")
+            raise TopologyError(f"{where} must be at most {param.maximum:g}, got {_shown(value)}")
         return value
     value = str(raw)
     if len(value) > MAX_TEXT_CHARS or not value.isprintable() or not _encodable(value):
         raise TopologyError(f"{where} must be printable text of at most {MAX_TEXT_CHARS} characters, "
-                            f"got \"{printable(value[:40])}\"")
+                            f"got {_shown(value)}")
     if param.choices is not None and value not in param.choices:
-        raise TopologyError(f"{where} must be one of {', '.join(map(str, param.choices))}, got '{value}'")
+        raise TopologyError(f"{where} must be one of {', '.join(map(str, param.choices))}, got {_shown(value)}")
     if param.part_kind is not None:
         part = catalog.get(value)
         if part is None or part.kind != param.part_kind:
