@@ -180,14 +180,15 @@ def _accelerators_in_order(design: Design, chains: dict) -> list:
         if item.id in holding:
             index.setdefault(item.parent, []).append(item)
     out: list = []
-
-    def visit(parent) -> None:
-        for child in sorted(index.get(parent, []), key=_topology_key):
-            if child.kind == "accelerator":
-                out.append(child)
-            visit(child.id)
-
-    visit(None)
+    stack = [iter(sorted(index.get(None, []), key=_topology_key))]
+    while stack:
+        child = next(stack[-1], None)
+        if child is None:
+            stack.pop()
+            continue
+        if child.kind == "accelerator":
+            out.append(child)
+        stack.append(iter(sorted(index.get(child.id, []), key=_topology_key)))
     return out
 
 

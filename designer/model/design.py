@@ -251,9 +251,12 @@ class Design:
         def multiplicity(item_id: str) -> int:
             hit = mult.get(item_id)
             if hit is None:
-                chain = chains[item_id]
-                hit = items[item_id].count * (multiplicity(chain[1]) if len(chain) > 1 else 1)
-                mult[item_id] = hit
+                chain = chains[item_id]  # item first, root last: multiply down from the nearest known
+                known = next((i for i, ancestor in enumerate(chain) if ancestor in mult), len(chain))
+                hit = mult[chain[known]] if known < len(chain) else 1
+                for ancestor in reversed(chain[:known]):
+                    hit *= items[ancestor].count
+                    mult[ancestor] = hit
             return hit
 
         out: dict[str, LinkCopies] = {}
@@ -295,13 +298,14 @@ class Design:
         """Items in topology order: depth first through containment, siblings in natural id order."""
         index = self.children_index()
         out: list[Item] = []
-
-        def visit(parent: str | None) -> None:
-            for child in sorted(index.get(parent, []), key=_topology_key):
-                out.append(child)
-                visit(child.id)
-
-        visit(None)
+        stack = [iter(sorted(index.get(None, []), key=_topology_key))]
+        while stack:
+            child = next(stack[-1], None)
+            if child is None:
+                stack.pop()
+                continue
+            out.append(child)
+            stack.append(iter(sorted(index.get(child.id, []), key=_topology_key)))
         return out
 
     # --- snapshots ----------------------------------------------------------------------

@@ -31,8 +31,10 @@ def _parse_size(size: str | None) -> tuple[int, int]:
             raise ValueError
         return w, h
     except ValueError:
-        raise SystemExit(f"cluster-designer: error: --size must be WIDTHxHEIGHT, e.g. 1600x1000, "
-                         f"got '{size}'") from None
+        from designer.model.errors import InputError
+
+        raise InputError("command line", "--size", f"expected WIDTHxHEIGHT from 200x150 to 10000x10000, "
+                                                   f"e.g. 1600x1000, got '{size[:40]}'") from None
 
 
 def run_app(path: str | os.PathLike | None = None, screenshot: str | None = None, size: str = "1600x1000") -> int:
