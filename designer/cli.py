@@ -100,9 +100,10 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
 
 def _evaluate_file(args):
     from designer.engine import evaluate
+    from designer.engine.budget import BudgetError
     from designer.engine.workloads import WorkloadError
     from designer.io.examples import resolve_design_path
-    from designer.io.files import load_design
+    from designer.io.files import DesignFileError, load_design
     from designer.io.options import placed, workload_from_options
 
     catalog = _catalog(args)
@@ -116,6 +117,8 @@ def _evaluate_file(args):
         if exc.setting is None:
             raise
         raise placed(exc, given, path) from None
+    except BudgetError as exc:
+        raise DesignFileError(path, None, str(exc)) from None
 
 
 def cmd_templates(args) -> int:

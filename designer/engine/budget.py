@@ -29,9 +29,8 @@ def check(design: Design, accelerators: int, model: dict, plan) -> None:
     work = drawn + PLAN_UNITS * plans
     if work <= MAX_WORK:
         return
-    searched = f" and up to {plans:,} training plans to search" if plans else ""
-    advice = ("give a fixed plan instead of auto" if drawn <= MAX_WORK
-              else "draw repeated parts once, in a group with a count")
-    raise BudgetError(f"'{design.name}' is too large to evaluate: {len(design.items):,} drawn items, "
-                      f"{len(design.links):,} links{searched} come to {work:,} units of work (about "
-                      f"{work * SECONDS_PER_UNIT:.0f} s), above the budget of {MAX_WORK:,}; {advice} (docs/limits.md)")
+    searched = f" + {plans:,} plans to search" if plans else ""
+    advice = "give a fixed plan" if drawn <= MAX_WORK else "draw repeated parts once, in a group with a count"
+    raise BudgetError(f"too large to evaluate: {len(design.items):,} items + {len(design.links):,} links{searched} "
+                      f"= {work:,} units (about {work * SECONDS_PER_UNIT:.0f} s), above the budget of {MAX_WORK:,}; "
+                      f"{advice} (docs/limits.md)")

@@ -57,8 +57,17 @@ def run_app(path: str | os.PathLike | None = None, screenshot: str | None = None
     try:
         catalog = default_catalog()
     except DesignerError as exc:
-        print(f"cluster-designer: error: {exc}", file=sys.stderr)
-        return 2
+        if screenshot:
+            print(f"cluster-designer: error: {exc}", file=sys.stderr)
+            return 2
+        # A broken user catalogue must not lock the user out of the app: say so, use the shipped parts.
+        from PySide6.QtWidgets import QMessageBox
+
+        from designer.model.catalog import load_catalog, set_default_catalog
+
+        QMessageBox.warning(None, "Catalogue not used", f"{exc}\n\nThe shipped parts are used until the file is fixed.")
+        catalog = load_catalog(include_user=False)
+        set_default_catalog(catalog)
 
     from designer.ui.main_window import MainWindow
 
