@@ -301,3 +301,13 @@ def test_mutated_designs_load_and_evaluate_or_refuse_with_one_line(changes):
 def test_check_names_the_base_path():
     with pytest.raises(InputError, match=r"^opt: --x\[1\]: expected a whole number"):
         check([1, "2"], {"type": "array", "items": {"type": "integer"}}, "opt", InputError, "--x")
+
+
+def test_the_app_cannot_make_a_name_its_files_refuse():
+    from designer.model.design import Design, Item
+    from designer.model.errors import DesignError
+
+    design = Design()
+    for name in ("x" * 201, "bad \ud800"):
+        with pytest.raises(DesignError, match="a name is text of at most 200 characters"):
+            design.add_item(Item("g", "group", name=name))

@@ -12,13 +12,20 @@ from __future__ import annotations
 from designer.engine.collectives import ALGORITHMS, OPS
 from designer.engine.training import RECOMPUTE
 from designer.engine.workloads import PRECISIONS, PRESETS
-from designer.model.design import ID_PATTERN, ITEM_KINDS, MAX_COORDINATE, MAX_GROUP_COUNT, MAX_LANES, MAX_TOTAL_COPIES
+from designer.model.design import (
+    ID_PATTERN,
+    ITEM_KINDS,
+    MAX_COORDINATE,
+    MAX_GROUP_COUNT,
+    MAX_LANES,
+    MAX_NAME_CHARS,
+    MAX_TOTAL_COPIES,
+)
 
 # Drawn items and links of one design. The largest shipped example draws 5,000 items and 12,000
 # links; 100,000 items load, validate and evaluate within the CLI's 10 s on a laptop core.
 MAX_ITEMS = 100_000
 MAX_LINKS = 200_000
-MAX_NAME_CHARS = 200
 MAX_DESCRIPTION_CHARS = 10_000
 MAX_SIZES = 64  # collective message sizes: a plot's worth
 MAX_SIZE_BYTES = 2 ** 50  # 1 PiB per message
