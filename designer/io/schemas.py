@@ -31,13 +31,20 @@ MAX_SIZES = 64  # collective message sizes: a plot's worth
 MAX_SIZE_BYTES = 2 ** 50  # 1 PiB per message
 MAX_TEMPLATE_PARAMS = 64
 
-# No unpaired surrogates: such text cannot be written back as UTF-8.
-_TEXT_PATTERN = r"^[^\ud800-\udfff]*$"
+# Text is valid Unicode (an unpaired surrogate cannot be written back as UTF-8) without control
+# characters (a name is printed on terminals); descriptions may hold tabs and line breaks.
+_NAME_PATTERN = r"^[^\x00-\x1f\x7f-\x9f\ud800-\udfff]*$"
+_TEXT_PATTERN = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]*$"
 
 
-def _text(max_chars: int, expected: str = "a text") -> dict:
+def _name(max_chars: int = MAX_NAME_CHARS) -> dict:
+    return {"type": "string", "maxLength": max_chars, "pattern": _NAME_PATTERN,
+            "x-expected": f"a name of at most {max_chars:,} characters, valid Unicode, no control characters"}
+
+
+def _text(max_chars: int) -> dict:
     return {"type": "string", "maxLength": max_chars, "pattern": _TEXT_PATTERN,
-            "x-expected": f"{expected} (at most {max_chars:,} characters, valid Unicode)"}
+            "x-expected": f"a text of at most {max_chars:,} characters, valid Unicode, no control characters"}
 
 
 def _whole(low: int, high: int, what: str = "a whole number") -> dict:
@@ -57,7 +64,7 @@ _ITEM = {
     "properties": {
         "id": _ID,
         "kind": {"enum": list(ITEM_KINDS)},
-        "name": _text(MAX_NAME_CHARS),
+        "name": _name(),
         "part": _PART_ID,
         "parent": _ID,
         "x": _COORDINATE,
@@ -86,7 +93,7 @@ MODEL = {
     "additionalProperties": False,
     "properties": {
         "preset": {"enum": list(PRESETS)},
-        "name": _text(MAX_NAME_CHARS),
+        "name": _name(),
         "layers": _whole(1, 10_000),
         "hidden": _whole(1, 1_000_000),
         "heads": _whole(1, 100_000),
@@ -162,7 +169,7 @@ _TEMPLATE = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "name": _text(MAX_NAME_CHARS),
+        "name": _name(),
         "edited": _text(MAX_DESCRIPTION_CHARS),
         "params": {
             "type": "object",
@@ -174,7 +181,7 @@ _TEMPLATE = {
                          "x-expected": "a torus shape like \"16x16x16\""},
             },
             "additionalProperties": {"type": ["string", "number", "boolean", "null"], "maxLength": MAX_NAME_CHARS,
-                                     "pattern": _TEXT_PATTERN},
+                                     "pattern": _NAME_PATTERN},
         },
     },
 }
@@ -188,7 +195,7 @@ DESIGN = {
     "properties": {
         "format": {"const": "cluster-designer"},
         "version": {"type": "integer", "minimum": 1},
-        "name": _text(MAX_NAME_CHARS),
+        "name": _name(),
         "description": _text(MAX_DESCRIPTION_CHARS),
         "items": {"type": "array", "maxItems": MAX_ITEMS, "items": _ITEM},
         "links": {"type": "array", "maxItems": MAX_LINKS, "items": _LINK},

@@ -59,7 +59,8 @@ def _count(low: int, high: int) -> dict:
 
 def _text(max_chars: int, required: bool = False) -> dict:
     return {"type": "string", "maxLength": max_chars, "minLength": 1 if required else 0,
-            "pattern": r"^[^\ud800-\udfff]*$", "x-expected": f"a text of at most {max_chars:,} characters"}
+            "pattern": r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]*$",
+            "x-expected": f"a text of at most {max_chars:,} characters, valid Unicode, no control characters"}
 
 
 _ID = {"type": "string", "maxLength": 64, "pattern": r"^[a-z0-9]+(-[a-z0-9]+)*$",
