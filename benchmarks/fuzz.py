@@ -99,9 +99,11 @@ def gentle_settings(rng: random.Random) -> dict:
                   "sizes": [rng.choice([1, 1000, "1K", "64M", "1G", "1T", "1.5G"]) for _ in range(rng.randint(1, 4))],
                   "algorithm": rng.choice(["auto", "ring", "tree", "hierarchical", "nvls", "sharp", "torus"]),
                   "ranks": rng.choice([1, 2, 7, 8, 64, 1000, 10 ** 6])}
-    plan = rng.choice(["auto", {"tp": rng.choice([1, 2, 3, 8, 16]), "pp": rng.choice([1, 2, 5, 200]),
-                                "mb": rng.choice([1, 4]), "recompute": rng.choice(["none", "full"]),
-                                "zero": rng.randint(0, 3)}])
+    if rng.random() < 0.5:
+        del collective["ranks"]  # all accelerators
+    plan = "auto" if rng.random() < 0.6 else {
+        "tp": rng.choice([1, 2, 3, 8, 16]), "pp": rng.choice([1, 2, 5, 200]), "mb": rng.choice([1, 4]),
+        "recompute": rng.choice(["none", "full"]), "zero": rng.randint(0, 3)}
     model = rng.choice(["gpt3-175b", "megatron-1.7b", "llama3-405b",
                         {"layers": rng.randint(1, 200), "hidden": 128 * rng.randint(1, 100), "heads": 1},
                         {"parameters": rng.choice([1e6, 1e9, 1e13]), "heads": 1}])

@@ -28,8 +28,8 @@ from designer.model.validation import check, parse_json, read_json, read_text, s
 FORMAT = "cluster-designer"
 VERSION = 1
 SUFFIX = ".cluster.json"
-# The largest shipped example is 4 MB and a design at the item and link limits (designer.io.schemas)
-# about 40 MB; a file above this is not read at all (docs/limits.md).
+# The largest shipped example is 1.4 MB and a design at the item and link limits (designer.io.schemas)
+# 38 MB; a file above this is not read at all (docs/limits.md).
 MAX_FILE_BYTES = 64 * 2 ** 20
 MAX_WORKLOAD_BYTES = 2 ** 20  # one model's figures are a few hundred bytes
 # Containment depth (cluster ⊃ pods ⊃ racks ⊃ servers ⊃ parts is 6 to 8 levels); bounds every walk
