@@ -232,9 +232,19 @@ def _link_roles(design: Design, links: list[LinkInfo], chains: dict) -> np.ndarr
         return hit
 
     roles: dict[tuple, int] = {}
+    # A link's role follows from its ends' parts and parents (unless one end holds the other), and
+    # most links share both with others (a tile's mesh, a server's NVLinks): one look-up each.
+    by_parents: dict[tuple, int] = {}
     out = np.empty(len(links), dtype=np.intp)
     for link in links:
         chain_a, chain_b = chains[link.a], chains[link.b]
+        nested = link.a in chain_b or link.b in chain_a
+        alike = None if nested else (link.tier, link.medium, link.cap, link.deg_a, link.deg_b, local_of(link.a),
+                                     local_of(link.b), chain_a[1:2], chain_b[1:2])
+        role = by_parents.get(alike) if alike is not None else None
+        if role is not None:
+            out[link.index] = role
+            continue
         on_b = set(chain_b)
         meet = next((k for k, i in enumerate(chain_a) if i in on_b), len(chain_a))
         below_a, below_b = chain_a[:meet], chain_b[:len(chain_b) - (len(chain_a) - meet)]
@@ -247,7 +257,9 @@ def _link_roles(design: Design, links: list[LinkInfo], chains: dict) -> np.ndarr
             ends = frozenset((tuple(map(local_of, below[:k + 1])), deg) if k is not None else ((local_of(below[0]),), 0)
                              for below, k, deg in ((below_a, server_a, link.deg_a), (below_b, server_b, link.deg_b)))
             key = (link.tier, link.medium, link.cap, "out of a server", ends)
-        out[link.index] = roles.setdefault(key, len(roles))
+        role = out[link.index] = roles.setdefault(key, len(roles))
+        if alike is not None:
+            by_parents[alike] = role
     return out
 
 
