@@ -42,6 +42,7 @@ class DesignScene(QGraphicsScene):
         self.detail = True  # text shown (off when zoomed out too far to read it)
         self._looks: set = set()  # items drawn with the selection look
         self.utilization: dict[str, float] = {}
+        self.overlay_phase: str | None = None  # the phase the overlay shows; None: each link's busiest
         self.bottleneck: str | None = None
         self.interactions = Interactions(self)
         self.jobs = SlicedJobs(self)
@@ -388,10 +389,11 @@ class DesignScene(QGraphicsScene):
             item.detail = self.detail
             item.restyle()
 
-    def apply_result(self, result: Any) -> None:
-        """Colour links by their peak utilization over the result's phases and emphasise the
-        bottleneck of the largest collective the engine chose an algorithm for."""
-        util, bottleneck = views.link_utilization(result), views.bottleneck_link(result)
+    def apply_result(self, result: Any, phase: str | None = None) -> None:
+        """Colour links by their utilization in `phase` (None: each link at its busiest phase) and
+        emphasise the bottleneck of the largest collective the engine chose an algorithm for."""
+        util, bottleneck = views.link_utilization(result, phase), views.bottleneck_link(result)
+        self.overlay_phase = phase
         if util == self.utilization and bottleneck == self.bottleneck:
             return
         stale = list(set(self.utilization) | set(util) | ({self.bottleneck, bottleneck} - {None}))

@@ -296,11 +296,19 @@ class DesignView(QGraphicsView):
     def rename_editor(self) -> QLineEdit | None:
         return self._rename_editor
 
-    LEGEND_W, LEGEND_H = 230, 62
+    LEGEND_W, LEGEND_H = 260, 62
 
     def legend_rect(self) -> QRectF:
         vp = self.viewport().rect()
         return QRectF(vp.right() - self.LEGEND_W - 12, vp.bottom() - self.LEGEND_H - 12, self.LEGEND_W, self.LEGEND_H)
+
+    def legend_title(self) -> str:
+        """The legend's heading: what the link colours show (the phase is chosen in the results'
+        Utilization tab)."""
+        scene = self.design_scene
+        if not scene.utilization:
+            return "Links (utilization after evaluation)"
+        return f"Link utilization: {scene.overlay_phase or 'busiest of all phases'}"
 
     def update_legend(self) -> None:
         self.viewport().update(self.legend_rect().toAlignedRect().adjusted(-2, -2, 2, 2))
@@ -325,8 +333,8 @@ class DesignView(QGraphicsView):
         painter.drawRoundedRect(box, 6, 6)
         painter.setPen(QColor(colors.TEXT))
         if scene.utilization:
-            painter.drawText(QRectF(box.left() + 10, box.top() + 4, w - 20, 18), Qt.AlignmentFlag.AlignLeft,
-                             "Peak link utilization")
+            title = painter.fontMetrics().elidedText(self.legend_title(), Qt.TextElideMode.ElideRight, int(w - 20))
+            painter.drawText(QRectF(box.left() + 10, box.top() + 4, w - 20, 18), Qt.AlignmentFlag.AlignLeft, title)
             grad = QLinearGradient(box.left() + 10, 0, box.right() - 10, 0)
             for stop in (0.0, 0.25, 0.5, 0.75, 1.0):
                 grad.setColorAt(stop, QColor.fromRgbF(*colors.utilization_rgb(stop)))
@@ -344,7 +352,7 @@ class DesignView(QGraphicsView):
                                  "bottleneck")
         else:
             painter.drawText(QRectF(box.left() + 10, box.top() + 4, w - 20, 18), Qt.AlignmentFlag.AlignLeft,
-                             "Links (utilization after evaluation)")
+                             self.legend_title())
             y = box.top() + 30
             for i, (label, tier) in enumerate((("scale-up", "scale-up"), ("scale-out", "scale-out"))):
                 x = box.left() + 10 + i * 105

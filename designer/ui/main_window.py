@@ -106,6 +106,7 @@ class MainWindow(QMainWindow):
         self.view.fileDropped.connect(self.open_path_interactive)
         self.results.findingActivated.connect(self.select_finding)
         self.results.workloadChanged.connect(self._on_workload)
+        self.results.phaseChosen.connect(self._on_overlay_phase)
         self.palette.partActivated.connect(self.place_part)
 
         self._build_actions()
@@ -333,8 +334,12 @@ class MainWindow(QMainWindow):
 
     def _apply_overlay(self, result) -> None:
         if result is self.last_result:
-            self.scene.apply_result(result)
+            self.scene.apply_result(result, self.results.overlay_phase(result))
             self.view.update_legend()
+
+    def _on_overlay_phase(self) -> None:
+        if self.last_result is not None:
+            self._apply_overlay(self.last_result)
 
     def _on_eval_failed(self, generation: int, message: str) -> None:
         self.eval_label.setText("Evaluation failed")

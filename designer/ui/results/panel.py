@@ -31,6 +31,7 @@ class ResultsPanel(QWidget):
 
     workloadChanged = Signal(dict)
     findingActivated = Signal(str)
+    phaseChosen = Signal()  # the user chose another phase in the Utilization tab
 
     PLOTS = ("collectives", "utilization", "training")
 
@@ -62,6 +63,7 @@ class ResultsPanel(QWidget):
         self.model_combo = self.training.workload_form.model_combo
         self.training.workload_form.changed.connect(self.workloadChanged)
         self.lint.findingActivated.connect(self.findingActivated)
+        self.utilization.phase_combo.currentIndexChanged.connect(lambda _i: self.phaseChosen.emit())
         self._stale: set[str] = set()
         self.tabs.currentChanged.connect(lambda index: self._refresh(list(self.sections)[index]))
 
@@ -98,6 +100,11 @@ class ResultsPanel(QWidget):
 
     def result(self) -> Result | None:
         return self._result
+
+    def overlay_phase(self, result: Result) -> str | None:
+        """The phase the canvas overlay shows for `result`: the Utilization tab's choice where the
+        result has it, else None (each link at its busiest phase)."""
+        return self.utilization.phase_for(result)
 
     def plot_names(self) -> list[str]:
         return list(self.PLOTS)

@@ -1,5 +1,6 @@
 """The Utilization tab: per-link utilization by tier for one communication phase (links sorted,
-busiest first, each owning its copies' share of the axis), and the per-GPU time split."""
+busiest first, each owning its copies' share of the axis), and the per-GPU time split. Its phase
+choice is also the phase the canvas colours its links by."""
 
 from __future__ import annotations
 
@@ -29,9 +30,10 @@ class UtilizationTab:
         v = QVBoxLayout(page)
         v.setContentsMargins(0, 4, 0, 0)
         row = QHBoxLayout()
-        row.addWidget(QLabel("Communication phase:"))
+        row.addWidget(QLabel("Phase (plot and canvas):"))
         self.phase_combo = QComboBox()
         self.phase_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.phase_combo.setToolTip("The communication phase this plot shows and the canvas colours its links by")
         self.phase_combo.currentIndexChanged.connect(lambda _i: self._draw())
         row.addWidget(self.phase_combo)
         row.addStretch(1)
@@ -73,6 +75,11 @@ class UtilizationTab:
     def plot_items(self) -> dict[str, pg.GraphicsObject]:
         return {**{f"tier:{k}": v for k, v in self.tier_curves.items()},
                 **{f"gpu:{k}": v for k, v in self.gpu_bars.items()}}
+
+    def phase_for(self, result: Result) -> str | None:
+        """The phase chosen, if `result` has it; None for the busiest of all phases."""
+        phase = self.phase_combo.currentText()
+        return phase if phase in views.phase_names(result) else None
 
     def show(self, result: Result) -> None:
         self._result = result
