@@ -1,10 +1,10 @@
-"""Dialogs: the example gallery and About."""
+"""Dialogs: the example gallery, About, and the progress of a long export."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QHeaderView, QLabel, QMessageBox,
-                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+                               QProgressBar, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 
 class ExampleGallery(QDialog):
@@ -78,3 +78,25 @@ def show_about(parent, catalog=None) -> None:
 
 def _esc(text: str) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+class ExportProgress(QDialog):
+    """A window-modal progress bar with Cancel for a long export. Unlike QProgressDialog, setting
+    its value never runs the event loop from inside the export's own slice."""
+
+    def __init__(self, title: str, text: str, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        self.setWindowModality(Qt.WindowModality.WindowModal)
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel(text))
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1000)
+        layout.addWidget(self.bar)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.cancel_button = buttons.button(QDialogButtonBox.StandardButton.Cancel)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    def show_progress(self, done: int, total: int) -> None:
+        self.bar.setValue(int(1000 * done / max(1, total)))
