@@ -68,7 +68,6 @@ class MainWindow(QMainWindow):
         self._paste_count = 0
         self.evaluations = 0
         self.canvas_export: PngExport | None = None  # the latest PNG export (it runs over several turns)
-        self.export_progress: ExportProgress | None = None
 
         # Docks: palette + inspector on the left, results on the right.
         self.palette = Palette(self.catalog)
@@ -92,6 +91,8 @@ class MainWindow(QMainWindow):
         self.eval_label = QLabel("Not evaluated")
         self.eval_label.setObjectName("evaluationState")
         self.statusBar().addPermanentWidget(self.eval_label)
+        self.export_progress = ExportProgress()
+        self.statusBar().addPermanentWidget(self.export_progress)
 
         # Evaluation: the engine runs on one worker thread (see app.configure_process for the
         # interpreter settings that keep the canvas responsive meanwhile).
@@ -525,9 +526,9 @@ class MainWindow(QMainWindow):
         return path or None
 
     def export_canvas_png(self, path: str | None = None) -> PngExport | None:
-        """Start exporting the canvas as a PNG (2× scale, white background); a window-modal
-        progress dialog with Cancel shows while the image is drawn in slices. Returns the export
-        under way (its `finished`, `failed` or `cancelled` signal tells how it ended)."""
+        """Start exporting the canvas as a PNG (2× scale, white background), drawn over several
+        turns of the event loop with its progress and a Cancel button in the status bar. Returns
+        the export under way: its `finished`, `failed` or `cancelled` signal tells how it ended."""
         if self.canvas_export is not None and not self.canvas_export.done:
             self.show_message("An export of the canvas is already under way")
             return None
@@ -536,14 +537,13 @@ class MainWindow(QMainWindow):
         if not path or not self._writable(path, "Cannot export"):
             return None
         export = PngExport(self.scene, path, 2.0, self)
-        progress = ExportProgress("Export Canvas PNG", f"Drawing {Path(path).name}…", self)
-        progress.rejected.connect(export.cancel)
+        progress = self.export_progress
+        progress.cancelled.connect(export.cancel)
         export.progress.connect(progress.show_progress)
 
         def ended(text: str, error: str | None = None) -> None:
-            progress.rejected.disconnect(export.cancel)
-            progress.close()
-            progress.deleteLater()
+            progress.cancelled.disconnect(export.cancel)
+            progress.hide()
             self.show_message(text)
             if error:
                 QMessageBox.warning(self, "Cannot export", error)
@@ -551,8 +551,8 @@ class MainWindow(QMainWindow):
         export.finished.connect(lambda written: ended(f"Wrote {written}"))
         export.cancelled.connect(lambda: ended("Export cancelled: nothing was written"))
         export.failed.connect(lambda error: ended(f"Export failed: {error}", error))
-        self.canvas_export, self.export_progress = export, progress
-        progress.open()
+        self.canvas_export = export
+        progress.begin(f"Exporting {Path(path).name}")
         export.start()
         return export
 
