@@ -10,7 +10,7 @@ Gestures:
 from __future__ import annotations
 
 from PySide6.QtCore import QLineF, QPoint, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QImage, QLinearGradient, QPainter, QPen
+from PySide6.QtGui import QColor, QFont, QLinearGradient, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsView, QInputDialog, QLineEdit
 
 from designer.canvas import colors
@@ -362,29 +362,3 @@ class DesignView(QGraphicsView):
                 painter.setPen(QColor(colors.TEXT))
                 painter.drawText(QRectF(x + 30, y, 80, 18), Qt.AlignmentFlag.AlignLeft, label)
         painter.restore()
-
-    # --- export -------------------------------------------------------------------------------------------
-    def render_png(self, path: str, scale: float = 2.0) -> QImage:
-        """The whole design on a white background at `scale` × its scene size."""
-        scene = self.design_scene
-        scene.settle_styles()
-        rect = scene.content_rect().adjusted(-20, -20, 20, 20)
-        if rect.isEmpty():
-            rect = QRectF(0, 0, 200, 100)
-        # Keep the image a sane size for huge designs.
-        scale = min(scale, 16000 / max(rect.width(), rect.height()))
-        image = QImage(max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale)),
-                       QImage.Format.Format_ARGB32)
-        image.fill(QColor(colors.CANVAS_BACKGROUND))
-        selected = scene.selectedItems()
-        for item in selected:
-            item.setSelected(False)
-        painter = QPainter(image)
-        painter.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
-        scene.render(painter, QRectF(0, 0, image.width(), image.height()), rect)
-        painter.end()
-        for item in selected:
-            item.setSelected(True)
-        if not image.save(path, "PNG"):
-            raise OSError(f"cannot write {path}")
-        return image

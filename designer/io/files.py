@@ -259,17 +259,21 @@ def write_text_atomically(path: str | os.PathLike, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        if path.exists():
-            os.chmod(temporary, path.stat().st_mode & 0o7777)
-        else:
-            os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
+        move_into_place(temporary, path)
     except BaseException:
         try:
             os.unlink(temporary)
         except OSError:
             pass
         raise
+
+
+def move_into_place(temporary: str | os.PathLike, path: str | os.PathLike) -> None:
+    """Rename a finished temporary file over `path`, with the old file's permissions (a new one
+    gets the usual rw-r--r--, not the temporary file's private rw-------)."""
+    path = Path(path)
+    os.chmod(temporary, path.stat().st_mode & 0o7777 if path.exists() else 0o644)
+    os.replace(temporary, path)
 
 
 def save_design(design: Design, path: str | os.PathLike) -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from designer.model.catalog import Catalog
 from designer.model.design import Design, Link
+from designer.model.placement import fits_platform
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 
@@ -29,6 +30,7 @@ def lint(design: Design, catalog: Catalog, link_copies: dict | None = None) -> l
     findings += _link_matches(design)
     findings += _switch_ports(design, catalog, link_copies)
     findings += _server_slots(design, catalog)
+    findings += _platform_accelerators(design, catalog)
     findings += _rack_budgets(design, catalog)
     findings += _scale_up_between_servers(design, catalog)
     findings += _accelerators_outside_servers(design)
@@ -157,6 +159,22 @@ def _server_slots(design: Design, catalog: Catalog) -> list[Finding]:
                 out.append(Finding(ERROR, server.id,
                                    f"{server.label} ({part.name}) holds {counts[kind]} {kind}s "
                                    f"but has {int(slots)} slots"))
+    return out
+
+
+def _platform_accelerators(design: Design, catalog: Catalog) -> list[Finding]:
+    """Accelerators that cannot use their server platform's scale-up fabric (an H100 on an MI300X
+    baseboard): the engine would still count them on the platform's fabric."""
+    out = []
+    for item in design.items.values():
+        part = catalog.get(item.part)
+        if item.kind != "accelerator" or part is None or part.kind != "accelerator":
+            continue
+        server = design.enclosing(item.id, "server")
+        platform = catalog.get(server.part) if server is not None else None
+        if platform is not None and platform.kind == "server" and not fits_platform(catalog, part, platform):
+            out.append(Finding(ERROR, item.id, f"{item.label} ({part.name}) cannot use the scale-up fabric of "
+                                               f"{server.label} ({platform.name})"))
     return out
 
 

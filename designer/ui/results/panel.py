@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, QSize, Signal
+from PySide6.QtCore import QPointF, QRectF, QSize, QSizeF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 
@@ -121,20 +121,25 @@ class ResultsPanel(QWidget):
                 "training": self.training}[name].plot_items()
 
     def export_plot_png(self, name: str, path: str, scale: float = 2.0) -> str:
-        """Write one plot as a PNG on a white background (2× by default); returns the path."""
+        """Write one plot as a PNG on a white background (2× by default); returns the path. The
+        picture has the view's size, or more if its plots and legends need it; a view on a
+        hidden tab is laid out for the export first (Qt does that only when it is shown)."""
         view = self.plot_widget(name)
-        size = view.size()
-        if size.width() < 50 or size.height() < 50:
-            view.resize(640, 480)
-            size = view.size()
+        layout = view.ci
+        needed = layout.effectiveSizeHint(Qt.SizeHint.PreferredSize)
+        size = QSizeF(max(view.width(), needed.width(), 320.0), max(view.height(), needed.height(), 200.0))
+        shown = layout.geometry()
+        layout.setGeometry(QRectF(QPointF(0, 0), size))
+        layout.layout.activate()
         image = QImage(int(size.width() * scale), int(size.height() * scale), QImage.Format.Format_ARGB32)
         image.setDevicePixelRatio(scale)
         image.fill(QColor(colors.CANVAS_BACKGROUND))
         painter = QPainter(image)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
-        view.render(painter, QRectF(0, 0, size.width(), size.height()), view.viewport().rect())
+        view.scene().render(painter, QRectF(QPointF(0, 0), size), QRectF(QPointF(0, 0), size))
         painter.end()
+        layout.setGeometry(shown)
         if not image.save(str(path), "PNG"):
             raise OSError(f"could not write {path}")
         return str(path)

@@ -47,22 +47,22 @@ class UtilizationTab:
         plotstyle.label(self.link_plot, "left", "Link utilization", "%")
         self.link_plot.setYRange(0, 100, padding=0.02)
         self.link_plot.setXRange(0, 100, padding=0.02)
-        plotstyle.legend(self.link_plot, offset=(-10, 10))
-        self.gpu_plot = view.addPlot(row=1, col=0)
+        self.tier_legend = plotstyle.outside_legend(view, row=1, columns=3)
+        self.gpu_plot = view.addPlot(row=2, col=0)
         plotstyle.style_plot(self.gpu_plot, "Per-GPU time over one training step")
         plotstyle.label(self.gpu_plot, "bottom", "Share of the step", "%")
         self.gpu_plot.getAxis("left").setTicks([[(0, "GPU")]])
         self.gpu_plot.setXRange(0, 100, padding=0.01)
         self.gpu_plot.setYRange(-0.5, 0.5, padding=0)
         self.gpu_plot.setMouseEnabled(x=False, y=False)
-        gpu_legend = plotstyle.outside_legend(view, row=2, columns=3)
+        gpu_legend = plotstyle.outside_legend(view, row=3, columns=3)
         for key, text in GPU_PARTS:
             item = plotstyle.bar(colors.GPU_TIME[key])
             self.gpu_plot.addItem(item)
             gpu_legend.addItem(item, text)
             self.gpu_bars[key] = item
         view.ci.layout.setRowStretchFactor(0, 3)
-        view.ci.layout.setRowStretchFactor(1, 1)
+        view.ci.layout.setRowStretchFactor(2, 1)
         self.view = view
         v.addWidget(view, 1)
         self.info = QLabel()
@@ -109,6 +109,7 @@ class UtilizationTab:
         if item is None:
             item = pg.PlotDataItem(name=tier, pen=pg.mkPen(colors.tier_color(tier), width=2.5))
             self.link_plot.addItem(item)
+            self.tier_legend.addItem(item, tier)
             self.tier_curves[tier] = item
         return item
 
