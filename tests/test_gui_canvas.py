@@ -9,9 +9,9 @@ from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent, QWheelEve
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from designer.model.layout import GRID
 from designer.model.catalog import default_catalog
 from designer.model.design import Design
+from designer.model.layout import GRID
 from designer.topologies import generate
 
 NO = Qt.KeyboardModifier.NoModifier

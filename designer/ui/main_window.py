@@ -181,7 +181,7 @@ class MainWindow(QMainWindow):
           "Arrange the selected containers' contents (or the whole design) in rows, nothing overlapping")
         a("about", "&About Cluster Designer", lambda: show_about(self, self.catalog))
         for name in ("rename", "duplicate", "delete", "group", "ungroup", "cut", "copy", "paste", "select_all",
-                     "undo", "redo"):
+                     "undo", "redo", "tidy"):
             getattr(self, f"act_{name}").setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             self.view.addAction(getattr(self, f"act_{name}"))
 
