@@ -336,9 +336,16 @@ def link_line(a: NodeItem, b: NodeItem, ref: NodeItem | None = None) -> QLineF:
     ra, rb = a.outline_in_scene(), b.outline_in_scene()
     if ref is not None:
         ra, rb = ref.mapRectFromScene(ra), ref.mapRectFromScene(rb)
-    if a.container:
+    # An open container's links meet its header (its contents lie below); a summary card is one box.
+    if a.container and not a.card:
         ra = QRectF(ra.left(), ra.top(), ra.width(), HEADER_H)
-    if b.container:
+    if b.container and not b.card:
         rb = QRectF(rb.left(), rb.top(), rb.width(), HEADER_H)
+    # One end above the other: from the middle of the upper one's bottom to the middle of the lower
+    # one's top, so a row's links fan out between the rows rather than through their neighbours.
+    if ra.bottom() <= rb.top():
+        return QLineF(QPointF(ra.center().x(), ra.bottom()), QPointF(rb.center().x(), rb.top()))
+    if rb.bottom() <= ra.top():
+        return QLineF(QPointF(ra.center().x(), ra.top()), QPointF(rb.center().x(), rb.bottom()))
     ca, cb = ra.center(), rb.center()
     return QLineF(clip_to_rect(ca, cb, ra), clip_to_rect(cb, ca, rb))

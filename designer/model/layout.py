@@ -11,8 +11,8 @@ computes every box exactly as the canvas does (`canvas.items` takes these consta
 their links reach (a spine above the leaves, a leaf above the racks, a server's NVSwitches above
 its GPUs), then the compute, then NICs, then CPUs. Within a tier the rows the items already form
 are kept, left to right as they were (so a mesh stays a mesh), and a row of more than
-MAX_PER_ROW items is wrapped. Rows are centred on each other. The result is deterministic and a
-second tidy changes nothing."""
+MAX_PER_ROW items is wrapped at the width of the widest other row (or of MIN_WRAP items). Rows
+are centred on each other. The result is deterministic and a second tidy changes nothing."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ GAP_X = 16  # between neighbours in a row (a leaf pitch of 80, four grid steps)
 GAP_Y = 20  # between rows of one tier (a leaf row pitch of 60)
 TIER_GAP = 60  # between tiers, where the links between them fan out
 MAX_PER_ROW = 16
+MIN_WRAP = 8
 
 # Tiers below the compute: NICs under what they serve, CPUs at the bottom.
 _TIERS = {"compute": 0, "nic": -1, "cpu": -2}
@@ -257,13 +258,28 @@ def _rows(siblings: list[Item], sizes: dict[str, Rect], old: dict[str, Rect], si
           ) -> dict[str, tuple[float, float]]:
     """Positions relative to the arrangement's top left, rows centred on the widest."""
     tiers = _tiers(siblings, sides, index)
-    rows: list[tuple[int, list[Item]]] = []
+    bands: list[tuple[int, list[Item]]] = []
     for tier in sorted(set(tiers.values()), reverse=True):
         members = sorted((s for s in siblings if tiers[s.id] == tier), key=lambda s: (old[s.id].top, old[s.id].left))
         for band in _bands(members, old):
-            band.sort(key=lambda s: (old[s.id].left, old[s.id].top))
-            rows += [(tier, band[i:i + MAX_PER_ROW]) for i in range(0, len(band), MAX_PER_ROW)]
-    widths = [sum(sizes[s.id].width for s in row) + GAP_X * (len(row) - 1) for _, row in rows]
+            bands.append((tier, sorted(band, key=lambda s: (old[s.id].left, old[s.id].top))))
+    # A row too long (more than MAX_PER_ROW items) wraps at the width of the widest row that is
+    # not, or of MIN_WRAP of its items if that is wider.
+    widest_short = max((_width(band, sizes) for _, band in bands if len(band) <= MAX_PER_ROW), default=0.0)
+    rows: list[tuple[int, list[Item]]] = []
+    for tier, band in bands:
+        if len(band) <= MAX_PER_ROW:
+            rows.append((tier, band))
+            continue
+        target = max(widest_short, _width(band[:MIN_WRAP], sizes))
+        row: list[Item] = []
+        for item in band:
+            if row and (len(row) == MAX_PER_ROW or _width(row + [item], sizes) > target):
+                rows.append((tier, row))
+                row = []
+            row.append(item)
+        rows.append((tier, row))
+    widths = [_width(row, sizes) for _, row in rows]
     widest = max(widths)
     placed: dict[str, tuple[float, float]] = {}
     top, previous = 0.0, None
@@ -278,6 +294,10 @@ def _rows(siblings: list[Item], sizes: dict[str, Rect], old: dict[str, Rect], si
         top += max(sizes[s.id].height for s in row)
         previous = tier
     return placed
+
+
+def _width(row: list[Item], sizes: dict[str, Rect]) -> float:
+    return sum(sizes[s.id].width for s in row) + GAP_X * (len(row) - 1)
 
 
 def _bands(members: list[Item], old: dict[str, Rect]) -> list[list[Item]]:
