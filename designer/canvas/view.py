@@ -61,6 +61,7 @@ class DesignView(QGraphicsView):
         """Hide text when it would be too small to read (and costly to draw 20,000 times)."""
         detailed = self.transform().m11() >= 0.4
         self.design_scene.set_detail(detailed)
+        self.design_scene.set_scale(self.transform().m11())
         # Zoomed out, antialiasing thousands of hairlines costs more than it shows.
         self.setRenderHint(QPainter.RenderHint.Antialiasing, detailed)
 

@@ -188,9 +188,11 @@ class MainWindow(QMainWindow):
         a("zoom_in", "Zoom &In", lambda: self.view.zoom(1.25), [QKeySequence(keys.ZoomIn), QKeySequence("Ctrl+=")])
         a("zoom_out", "Zoom &Out", lambda: self.view.zoom(0.8), keys.ZoomOut)
         a("zoom_fit", "Zoom to &Fit", self.view.zoom_to_fit, "Ctrl+0", "Show the whole design")
+        a("tidy", "&Tidy Layout", self.tidy_layout, "Ctrl+Shift+L",
+          "Arrange the selected containers' contents (or the whole design) in rows, nothing overlapping")
         a("about", "&About Cluster Designer", lambda: show_about(self, self.catalog))
         for name in ("rename", "duplicate", "delete", "group", "ungroup", "cut", "copy", "paste", "select_all",
-                     "undo", "redo"):
+                     "undo", "redo", "tidy"):
             getattr(self, f"act_{name}").setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             self.view.addAction(getattr(self, f"act_{name}"))
 
@@ -231,6 +233,8 @@ class MainWindow(QMainWindow):
         edit.addSeparator()
         for name in ("select_all", "group", "ungroup", "rename", "link_tool"):
             edit.addAction(getattr(self, f"act_{name}"))
+        edit.addSeparator()
+        edit.addAction(self.act_tidy)
 
         view = bar.addMenu("&View")
         for name in ("zoom_in", "zoom_out", "zoom_fit"):
@@ -247,7 +251,8 @@ class MainWindow(QMainWindow):
         tools.setIconSize(QSize(18, 18))
         tools.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         for name in ("new", "open", "open_example", "save", None, "undo", "redo", None, "delete", "duplicate",
-                     "group", "link_tool", None, "zoom_fit", None, "export_canvas", "export_summary", "export_bom"):
+                     "group", "link_tool", None, "zoom_fit", "tidy", None, "export_canvas", "export_summary",
+                     "export_bom"):
             if name is None:
                 tools.addSeparator()
             else:
@@ -683,6 +688,11 @@ class MainWindow(QMainWindow):
         items = self.scene.selected_ids()
         if len(items) == 1:
             self.view.start_rename(items[0])
+
+    def tidy_layout(self) -> None:
+        selected = self.scene.selected_ids()
+        if not self.document.tidy_layout(selected):
+            self.show_message("Already tidy: nothing to move")
 
     def place_part(self, part_id: str) -> list[str]:
         """Place a part in the middle of the visible canvas (inside the rack/server there)."""
