@@ -401,7 +401,8 @@ def document_text(document: dict, path: str | os.PathLike | None = None) -> str:
                                   f"cannot be saved: the text holds U+{ord(character):04X}, half of a character "
                                   f"pair that UTF-8 cannot store; rename it and save again (nothing was written)")
         if isinstance(value, dict):
-            pending.extend((f"{where}.{key}", child) for key, child in reversed(value.items()))
+            pending.extend((f"{where}.{key}", child) for key, child in sorted(value.items(), reverse=True,
+                                                                             key=lambda pair: str(pair[0])))
             pending.extend((f"{where} (a key)", key) for key in value)
         elif isinstance(value, list):
             pending.extend((f"{where}[{index}]", child) for index, child in reversed(list(enumerate(value))))

@@ -113,9 +113,21 @@ def run_app(path: str | os.PathLike | None = None, screenshot: str | None = None
         print(f"wrote {screenshot}")
         return 0
 
+    from designer.ui.errors import ExceptionHooks
+
+    hooks = ExceptionHooks(app)
+    hooks.install()
     window.show()
-    if path is not None:
-        QTimer.singleShot(0, lambda: window.open_path(path))
-    else:
+    if path is None:
         window.document.reset(window.document.design, None)
-    return app.exec()
+
+    def start() -> None:
+        window.offer_recovery(use_this_window=path is None)
+        if path is not None:
+            window.open_path(path)
+
+    QTimer.singleShot(0, start)
+    try:
+        return app.exec()
+    finally:
+        hooks.uninstall()
