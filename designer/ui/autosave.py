@@ -101,8 +101,12 @@ class Autosaver(QObject):
     def discard(self) -> None:
         """Remove the autosave, after any write under way."""
         self._changed = False
-        if not self._closed:
+        if self._closed:
+            return
+        try:
             self._executor.submit(self.slot.discard)
+        except RuntimeError:
+            pass  # the interpreter is exiting with the window still open: the autosave is kept, as after a crash
 
     def adopt(self, orphan: Orphan) -> None:
         """Carry on in a recovered autosave's slot: it stays until the design is saved or closed."""

@@ -16,6 +16,7 @@ import traceback
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QFileDialog, QLabel, QPlainTextEdit,
                                QPushButton, QToolButton, QVBoxLayout, QWidget)
 
@@ -51,6 +52,7 @@ class ErrorDialog(QDialog):
         self.details = QPlainTextEdit()
         self.details.setReadOnly(True)
         self.details.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.details.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.details.setVisible(False)
         layout.addWidget(self.details, 1)
         self.saved = QLabel()
