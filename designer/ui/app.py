@@ -77,6 +77,10 @@ def run_app(path: str | os.PathLike | None = None, screenshot: str | None = None
             print(f"cluster-designer: error: {exc}", file=sys.stderr)
             return 2
         outcome: dict = {}
+        # Nobody is there to answer a dialog: an engine bug's traceback goes to stderr, the failure
+        # to the exit status.
+        window.scheduler.crashed.disconnect()
+        window.scheduler.crashed.connect(lambda _message, details: print(details, file=sys.stderr, end=""))
         window.evaluated.connect(lambda r: outcome.setdefault("ok", r))
         window.evaluationFailed.connect(lambda m: outcome.setdefault("failed", m))
         window.show()
