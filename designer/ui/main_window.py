@@ -24,13 +24,13 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, Q
 from designer.canvas.scene import DesignScene
 from designer.canvas.view import DesignView
 from designer.document.document import Document
+from designer.io.autosave import Orphan, find_orphans
 from designer.io.examples import example_summaries
 from designer.io.files import SUFFIX, load_design, save_design
 from designer.model.catalog import Catalog, default_catalog
 from designer.model.design import Design
 from designer.model.errors import DesignerError
 from designer.paths import icons_dir
-from designer.io.autosave import Orphan, find_orphans
 from designer.ui.autosave import Autosaver, RecoveryDialog, autosave_folder, describe, interval_ms
 from designer.ui.dialogs import ExampleGallery, show_about
 from designer.ui.errors import report_error
@@ -685,7 +685,6 @@ class MainWindow(QMainWindow):
         what, when = describe(orphan.record)
         self.show_message(f"Restored {what}, autosaved {when}; not saved yet")
         return True
-
 
     # --- window events --------------------------------------------------------------------------------------
     def dragEnterEvent(self, event) -> None:
