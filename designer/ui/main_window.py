@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEventLoop, QMimeData, QSettings, QSize, QStandardPaths, Qt, QTimer, Signal
+from PySide6.QtCore import QEventLoop, QMimeData, QSettings, QSignalBlocker, QSize, QStandardPaths, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter,
                                QToolBar)
@@ -25,13 +25,16 @@ from designer.canvas.export import PngExport, export_vector
 from designer.canvas.scene import DesignScene
 from designer.canvas.view import DesignView
 from designer.document.document import Document
+from designer.io.autosave import Orphan, find_orphans
 from designer.io.examples import example_summaries, is_example
 from designer.io.files import SUFFIX, load_design, save_design
 from designer.model.catalog import Catalog, default_catalog
 from designer.model.design import Design
 from designer.model.errors import DesignerError
 from designer.paths import examples_dir, icons_dir
+from designer.ui.autosave import Autosaver, RecoveryDialog, autosave_folder, describe, interval_ms
 from designer.ui.dialogs import ExampleGallery, ExportProgress, show_about
+from designer.ui.errors import report_error
 from designer.ui.inspector import Inspector
 from designer.ui.palette import Palette
 from designer.document.turns import later
@@ -51,7 +54,7 @@ class MainWindow(QMainWindow):
     evaluated = Signal(object)  # the latest result shown
     evaluationFailed = Signal(str)
 
-    def __init__(self, catalog: Catalog | None = None, debounce_ms: int = 250):
+    def __init__(self, catalog: Catalog | None = None, debounce_ms: int = 250, autosave_interval_ms: int | None = None):
         super().__init__()
         from designer.ui.evaluation import EvaluationScheduler
         from designer.ui.results import ResultsPanel
@@ -118,6 +121,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._update_title()
         self._on_selection()
+        self._build_safety(autosave_interval_ms)
 
     # --- actions -------------------------------------------------------------------------------
     def _action(self, name: str, text: str, slot, shortcut=None, tip: str = "", icon: str | None = None,
@@ -153,6 +157,8 @@ class MainWindow(QMainWindow):
         a("open_example", "Open &Example…", self.open_example_dialog, None, "Open one of the built-in example clusters")
         a("save", "&Save", self.save, keys.Save, "Save the design")
         a("save_as", "Save &As…", self.save_as, keys.SaveAs, "Save the design under a new name")
+        a("keep_backup", "Keep a &Backup When Saving", self._set_keep_backup, None,
+          "Keep the version a save replaces as NAME.cluster.json~", checkable=True)
         a("export_canvas", "&PNG Image…", self.export_canvas_png, None,
           "The whole canvas as a PNG, 2× scale, white background")
         self.act_export_canvas.setIconText("Export PNG")
@@ -207,6 +213,7 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(self.act_save)
         file_menu.addAction(self.act_save_as)
+        file_menu.addAction(self.act_keep_backup)
         file_menu.addSeparator()
         canvas_menu = file_menu.addMenu("Export &Canvas")
         for name in ("export_canvas", "export_canvas_svg", "export_canvas_pdf"):
@@ -478,7 +485,7 @@ class MainWindow(QMainWindow):
         if not self._writable(path, "Cannot save design"):
             return False
         try:
-            save_design(self.document.design, path)
+            save_design(self.document.design, path, backup=self.keep_backup)
         except (DesignerError, OSError) as exc:
             QMessageBox.warning(self, "Cannot save design", str(exc))
             return False
@@ -703,6 +710,69 @@ class MainWindow(QMainWindow):
         self.view.link_tool = bool(on)
         self.show_message("Link tool: drag from one item to another" if on else "Link tool off", 4000)
 
+    # --- autosave, recovery, backups, errors -------------------------------------------------------------
+    def _build_safety(self, autosave_interval_ms: int | None) -> None:
+        interval = interval_ms(self.settings) if autosave_interval_ms is None else autosave_interval_ms
+        self.autosaver = Autosaver(self.document, autosave_folder(), interval, self)
+        self.autosaver.failed.connect(self.show_message)
+        self.scheduler.crashed.connect(lambda summary, details: report_error(summary, details, self))
+        with QSignalBlocker(self.act_keep_backup):
+            self.act_keep_backup.setChecked(self.keep_backup)
+        self.recovered_windows: list[MainWindow] = []
+
+    @property
+    def keep_backup(self) -> bool:
+        """Whether a save keeps the version it replaces as NAME.cluster.json~ (a preference, on by default)."""
+        return self.settings.value("saving/keepBackup", True, type=bool)
+
+    def _set_keep_backup(self, on: bool) -> None:
+        self.settings.setValue("saving/keepBackup", bool(on))
+
+    def offer_recovery(self, use_this_window: bool = True) -> list[MainWindow]:
+        """Offer the autosaves of runs that ended without closing them (a crash, kill -9, a power
+        cut). Each one restored opens as an unsaved design: in this window first, if
+        `use_this_window` and it holds nothing of the user's, else in a new window (returned)."""
+        orphans = find_orphans(self.autosaver.slot.folder)
+        if not orphans:
+            return []
+        dialog = RecoveryDialog(orphans, self)
+        dialog.exec()
+        for orphan in dialog.discarded:
+            orphan.slot.discard()
+        for orphan in dialog.later:
+            orphan.slot.release()
+        opened: list[MainWindow] = []
+        for orphan in dialog.restored:
+            if use_this_window and not self.document.path and not self.document.is_modified():
+                target = self
+                use_this_window = False
+            else:
+                target = MainWindow(self.catalog, self.scheduler.debounce_ms, self.autosaver.interval)
+                target.resize(self.size())
+                target.show()
+                opened.append(target)
+            target.restore_autosave(orphan)
+        self.recovered_windows.extend(opened)
+        return opened
+
+    def restore_autosave(self, orphan: Orphan) -> bool:
+        """Open an autosave as an unsaved design with its original path (Save writes there). The
+        autosave stays until the design is saved or closed."""
+        try:
+            design = orphan.design(self.catalog)
+        except DesignerError as exc:
+            orphan.slot.release()
+            QMessageBox.warning(self, "Cannot restore design", str(exc))
+            return False
+        self.document.reset(design, orphan.record.original)
+        self.document.undo_stack.resetClean()
+        self.results.set_workload(self.workload)
+        self.autosaver.adopt(orphan)
+        self.fit_when_built()
+        what, when = describe(orphan.record)
+        self.show_message(f"Restored {what}, autosaved {when}; not saved yet")
+        return True
+
     # --- window events --------------------------------------------------------------------------------------
     def dragEnterEvent(self, event) -> None:
         if any(u.toLocalFile().endswith(".json") for u in event.mimeData().urls()):
@@ -716,6 +786,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:
         if self.maybe_save():
+            self.autosaver.close()
             self.scheduler.shutdown(timeout_s=5)
             event.accept()
         else:

@@ -453,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
     for example_id in args.only or EXAMPLES:
         design = build(example_id, catalog)
         path = out / f"{example_id}.cluster.json"
-        save_design(design, path)
+        save_design(design, path, backup=False)
         print(f"wrote {path} ({path.stat().st_size:,} bytes, {len(design.items)} items, {len(design.links)} links)")
     return 0
 
