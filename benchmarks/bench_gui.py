@@ -111,8 +111,10 @@ def phase(window, name: str, action, done=None) -> float:
 def drag_everything(window) -> None:
     """Press on a selected leaf item in view, move the mouse DRAG_PIXELS in DRAG_STEPS frames,
     release: everything selected moves along."""
-    view, scene, design = window.view, window.scene, window.document.design
+    view, scene, doc = window.view, window.scene, window.document
+    design = doc.design
     viewport = view.viewport()
+    QApplication.processEvents()  # the view scrolls to a changed scene rect in a later turn
     shown = view.mapToScene(viewport.rect()).boundingRect()
     parents = {item.parent for item in design.items.values()}
     for item_id in design.items:
@@ -124,13 +126,19 @@ def drag_everything(window) -> None:
         raise SystemExit("bench_gui: no selected item in view to drag")
     start = view.mapFromScene(centre)
     left, none = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    QTest.mouseMove(viewport, start)  # the pointer comes to the item before the button goes down
     QTest.mousePress(viewport, left, none, start)
+    if scene.mouseGrabberItem() is not node:
+        raise SystemExit(f"bench_gui: pressed {scene.mouseGrabberItem()}, not the item to drag")
+    steps = doc.undo_stack.index()
     for step in range(1, DRAG_STEPS + 1):
         at = start + QPoint(DRAG_PIXELS * step // DRAG_STEPS, DRAG_PIXELS * step // (2 * DRAG_STEPS))
         QApplication.sendEvent(viewport, QMouseEvent(QEvent.Type.MouseMove, QPointF(at), QPointF(viewport.mapToGlobal(at)),
                                                      Qt.MouseButton.NoButton, left, none))
         QTest.qWait(FRAME_MS)
     QTest.mouseRelease(viewport, left, none, at)
+    if doc.undo_stack.index() != steps + 1 or not doc.undo_stack.undoText().startswith("Move"):
+        raise SystemExit("bench_gui: the drag moved nothing")
 
 
 def measure(window, path: Path, png: Path) -> dict[str, float]:
@@ -166,10 +174,7 @@ def measure(window, path: Path, png: Path) -> dict[str, float]:
 
     window.act_select_all.trigger()
     run_until(lambda: window_settled(window), "select all before the drag")
-    steps = doc.undo_stack.index()
     gaps["drag"] = phase(window, "drag", lambda: drag_everything(window))
-    if doc.undo_stack.index() != steps + 1 or not doc.undo_stack.undoText().startswith("Move"):
-        raise SystemExit(f"bench_gui: {path.name}: the drag moved nothing")
 
     exported: list[str | None] = []
     gaps["export png"] = phase(window, "export png", lambda: exported.append(window.export_canvas_png(str(png))),
