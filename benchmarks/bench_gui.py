@@ -113,8 +113,10 @@ def phase(window, name: str, action, done=None) -> float:
 def drag_everything(window) -> None:
     """Press on a selected leaf item in view, move the mouse DRAG_PIXELS in DRAG_STEPS frames,
     release: everything selected moves along."""
-    view, scene, design = window.view, window.scene, window.document.design
+    view, scene, doc = window.view, window.scene, window.document
+    design = doc.design
     viewport = view.viewport()
+    QApplication.processEvents()  # the view scrolls to a changed scene rect in a later turn
     shown = view.mapToScene(viewport.rect()).boundingRect()
     parents = {item.parent for item in design.items.values()}
     for item_id in design.items:
@@ -126,7 +128,11 @@ def drag_everything(window) -> None:
         raise SystemExit("bench_gui: no selected item in view to drag")
     start = view.mapFromScene(centre)
     left, none = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    QTest.mouseMove(viewport, start)  # the pointer comes to the item before the button goes down
     QTest.mousePress(viewport, left, none, start)
+    if scene.mouseGrabberItem() is not node:
+        raise SystemExit(f"bench_gui: pressed {scene.mouseGrabberItem()}, not the item to drag")
+    steps = doc.undo_stack.index()
     for step in range(1, DRAG_STEPS + 1):
         at = start + QPoint(DRAG_PIXELS * step // DRAG_STEPS, DRAG_PIXELS * step // (2 * DRAG_STEPS))
         move = QMouseEvent(QEvent.Type.MouseMove, QPointF(at), QPointF(viewport.mapToGlobal(at)),
@@ -134,6 +140,8 @@ def drag_everything(window) -> None:
         QApplication.sendEvent(viewport, move)
         QTest.qWait(FRAME_MS)
     QTest.mouseRelease(viewport, left, none, at)
+    if doc.undo_stack.index() != steps + 1 or not doc.undo_stack.undoText().startswith("Move"):
+        raise SystemExit("bench_gui: the drag moved nothing")
 
 
 def measure(window, path: Path, png: Path, export_only: bool = False) -> dict[str, float]:
@@ -171,10 +179,7 @@ def measure(window, path: Path, png: Path, export_only: bool = False) -> dict[st
 
     window.act_select_all.trigger()
     run_until(lambda: window_settled(window), "select all before the drag")
-    steps = doc.undo_stack.index()
     gaps["drag"] = phase(window, "drag", lambda: drag_everything(window))
-    if doc.undo_stack.index() != steps + 1 or not doc.undo_stack.undoText().startswith("Move"):
-        raise SystemExit(f"bench_gui: {path.name}: the drag moved nothing")
 
     gaps["export png"] = export_png(window, path, png)
     return gaps
