@@ -1,13 +1,14 @@
 """Test environment and shared fixtures. Every test runs without a display (Qt's offscreen
-platform renders text and grabs windows) and with a private configuration directory, so the
-user's settings, recent files and own catalogue never reach a test: the default catalogue is the
-shipped one."""
+platform renders text and grabs windows) and with private configuration and state directories,
+so the user's settings, recent files, own catalogue and autosaves never reach a test (nor a test's
+autosaves the user): the default catalogue is the shipped one."""
 
 import os
 import tempfile
 
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="cluster-designer-test-config-")
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="cluster-designer-test-state-")  # autosaves
 
 import pytest  # noqa: E402
 

@@ -39,3 +39,20 @@ def window_settled(window) -> bool:
     from designer.document import turns
 
     return not window.scene.building and not window.scheduler.busy and turns.pending() == 0
+
+
+def two_servers_on_a_leaf() -> tuple[Design, dict[str, str]]:
+    """Two DGX H100 servers drawn side by side (not a replicated group), every NIC linked to one
+    shared leaf switch; and each link of the first server → its counterpart in the second."""
+    from designer.model.catalog import default_catalog
+    from designer.topologies.base import Builder
+
+    design = Design(name="Two servers on a leaf")
+    builder = Builder(design, default_catalog())
+    leaf = builder.item("leaf", "switch", "qm9700", None, name="Leaf", x=600, y=0)
+    for k in range(2):
+        for nic in builder.server(f"s{k}", "dgx-h100", None, x=700 * k, y=200)["nics"]:
+            builder.link(nic, leaf, "ib-ndr", 1)
+    counterpart = {link_id: link_id.replace("s0.", "s1.") for link_id in design.links if link_id.startswith("s0.")}
+    assert set(counterpart.values()) <= set(design.links)
+    return design, counterpart

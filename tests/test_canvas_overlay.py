@@ -3,6 +3,7 @@ that restyle a big canvas run, replace and finish as they promise."""
 
 from __future__ import annotations
 
+from helpers import two_servers_on_a_leaf, window_settled
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView
 
@@ -99,3 +100,27 @@ def test_a_job_without_slices_runs_at_once(qtbot):
     log: list = []
     jobs.start("build", _counting(log, "a", 4))
     assert log == [("a", i) for i in range(4)] and not jobs.running("build")
+
+
+def test_two_identical_servers_read_the_same_on_the_canvas_in_every_phase_chosen(make_window, qtbot):
+    """The user picks the phase in the Utilization tab; the canvas recolours its links for it, the
+    legend names it, and the links of two identical servers read alike whatever the phase."""
+    design, counterpart = two_servers_on_a_leaf()
+    window = make_window(design)
+    qtbot.waitUntil(lambda: window.last_result is not None and window_settled(window), timeout=30_000)
+    result, scene = window.last_result, window.scene
+    window.results.tabs.setCurrentWidget(window.results.utilization.page)
+    combo = window.results.utilization.phase_combo
+    choices = [combo.itemText(i) for i in range(combo.count())]
+    assert choices[1:] == sorted(views.phase_names(result)) and len(choices) > 2
+    for index, choice in enumerate(choices):
+        combo.setCurrentIndex(index)
+        qtbot.waitUntil(lambda: window_settled(window), timeout=10_000)
+        phase = None if index == 0 else choice
+        assert scene.overlay_phase == phase
+        assert window.view.legend_title() == f"Link utilization: {phase or 'busiest of all phases'}"
+        expected = views.link_utilization(result, phase)
+        for first, second in counterpart.items():
+            shown = scene.link_items[first].utilization
+            assert shown == expected[first] and scene.link_items[second].utilization == shown, (choice, first)
+        assert all(scene.link_items[i].utilization > 0 for i in counterpart if ".sw" in i)  # every NVLink

@@ -36,7 +36,7 @@ def test_rows_shape_and_auto(cluster, op):
         same = [r for r in rows if r["bytes"] == a["bytes"] and r["algorithm"] != "auto"]
         assert a["time_s"] == min(r["time_s"] for r in same)
         assert a["chosen"] in {r["algorithm"] for r in same}
-    assert util["util"]
+    assert util["util"].any()  # some link carries the collective
 
 
 def test_algorithms_offered(cluster):

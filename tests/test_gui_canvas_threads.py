@@ -129,7 +129,10 @@ def test_an_export_right_after_a_zoom_shows_every_item_in_the_new_style(make_win
     qtbot.waitUntil(lambda: not scene.jobs.holding, timeout=10_000)
     window.view.resetTransform()  # 100 %: text on, switched in slices
     assert "detail" in scene.jobs.holding
-    window.view.render_png(str(tmp_path / "canvas.png"))
+    export = window.export_canvas_png(str(tmp_path / "canvas.png"))
+    assert "detail" not in scene.jobs.holding  # finished before the first band is drawn
+    with qtbot.waitSignal(export.finished, timeout=60_000):
+        pass
     assert not scene.jobs.holding
     assert all(link.detail for link in scene.link_items.values())
     assert all(c.isVisible() for n in scene.nodes.values() for c in n.childItems() if hasattr(c, "text"))

@@ -52,6 +52,23 @@ def test_example_opens_evaluates_and_renders(gallery_window, qtbot, path):
     drawn = sum(1 for c in samples if c.name() != samples[0].name()) / len(samples)
     assert black < 0.05, f"{black:.0%} of the canvas is black"
     assert drawn > 0, "nothing drawn on the canvas"
+    # Zoom to Fit shows text large enough to read (a summary card's, where the contents are too small).
+    assert readable_labels(window), "no label on the canvas is large enough to read"
+
+
+def readable_labels(window, min_px: float = 9.0) -> list[str]:
+    """The texts drawn at least `min_px` tall on screen."""
+    from PySide6.QtWidgets import QGraphicsSimpleTextItem
+
+    view, out = window.view, []
+    for node in window.scene.nodes.values():
+        if not node.isVisible():
+            continue
+        for child in node.childItems():
+            if isinstance(child, QGraphicsSimpleTextItem) and child.isVisible() and child.text():
+                if view.mapFromScene(child.mapToScene(child.boundingRect())).boundingRect().height() >= min_px:
+                    out.append(child.text())
+    return out
 
 
 def test_open_example_menu_shows_the_gallery_and_opens_the_choice(make_window, qtbot, monkeypatch):

@@ -143,11 +143,13 @@ def test_closing_with_unsaved_changes_asks(fat_tree, monkeypatch):
     assert window.close()
 
 
-def test_export_canvas_png_is_white_and_twice_the_size(fat_tree, tmp_path):
+def test_export_canvas_png_is_white_and_twice_the_size(fat_tree, qtbot, tmp_path):
     window = fat_tree
     path = tmp_path / "canvas.png"
     window.scene.select_ids(["su.leaf0"])
-    assert window.export_canvas_png(str(path)) == str(path)
+    with qtbot.waitSignal(window.export_canvas_png(str(path)).finished, timeout=30_000) as written:
+        pass
+    assert written.args == [str(path)]
     image = QImage(str(path))
     rect = window.scene.content_rect().adjusted(-20, -20, 20, 20)
     assert abs(image.width() - 2 * rect.width()) <= 2 and abs(image.height() - 2 * rect.height()) <= 2

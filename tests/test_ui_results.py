@@ -279,3 +279,29 @@ def test_set_workload_does_not_emit(panel, qtbot):
     panel.set_workload(workload)
     assert seen == []
     assert panel.workload() == workload
+
+
+def test_plot_exports_hold_their_legends_whole_and_off_the_curves(panel, real_result, tmp_path):
+    import pyqtgraph as pg
+    from PySide6.QtCore import QRectF
+
+    panel.show_result(real_result)
+    for name in panel.plot_names():
+        path = tmp_path / f"{name}.png"
+        panel.export_plot_png(name, str(path))
+        image = QImage(str(path))
+        picture = QRectF(0, 0, image.width() / 2, image.height() / 2)  # exported at 2×
+        view = panel.plot_widget(name)
+        shown = view.ci.geometry()
+        view.ci.setGeometry(picture)  # the layout the export drew
+        view.ci.layout.activate()
+        items = [view.ci.layout.itemAt(i) for i in range(view.ci.layout.count())]
+        legends = [i for i in items if isinstance(i, pg.LegendItem)]
+        data_areas = [i.getViewBox().sceneBoundingRect() for i in items if isinstance(i, pg.PlotItem)]
+        assert legends and data_areas, name
+        for legend in legends:
+            assert legend.items, name  # every entry is there
+            box = legend.sceneBoundingRect()
+            assert picture.contains(box), (name, box, picture)
+            assert not any(box.intersects(area) for area in data_areas), name
+        view.ci.setGeometry(shown)

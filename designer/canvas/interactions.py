@@ -9,10 +9,11 @@ from collections.abc import Callable
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QGraphicsScene
 
-from designer.canvas.items import GRID, LEAF_H, LEAF_W, NodeItem
+from designer.canvas.items import NodeItem
 from designer.model import placement
 from designer.model.design import Design, Item
 from designer.model.errors import DesignerError
+from designer.model.layout import GRID, LEAF_H, LEAF_W
 from designer.topologies.base import Builder
 
 PART_MIME = "application/x-cluster-designer-part"  # a catalogue part dragged from the palette

@@ -14,12 +14,7 @@ from PySide6.QtWidgets import (QGraphicsItem, QGraphicsLineItem, QGraphicsPathIt
                                QGraphicsSimpleTextItem)
 
 from designer.canvas import colors
-
-GRID = 20
-LEAF_W, LEAF_H = 64, 40
-HEADER_H = 22
-MARGIN = 12
-CONTAINER_KINDS = ("rack", "server", "group")
+from designer.model.layout import CONTAINER_KINDS, EMPTY_CONTAINER_H, HEADER_H, LEAF_H, LEAF_W, MARGIN, MIN_CONTAINER_W
 
 _BRUSHES = {k: QBrush(QColor(fill)) for k, (fill, _) in colors.KIND.items()}
 _PENS = {k: QPen(QColor(border), 1.2) for k, (_, border) in colors.KIND.items()}
@@ -39,7 +34,7 @@ def font(role: str) -> QFont:
     f = _fonts.get(role)
     if f is None:
         f = QFont()
-        f.setPointSizeF({"leaf": 7.0, "leafpart": 6.0, "header": 8.5, "badge": 8.0}[role])
+        f.setPointSizeF({"leaf": 7.0, "leafpart": 6.0, "header": 8.5, "badge": 8.0, "card": 8.0}[role])
         if role in ("header", "badge"):
             f.setBold(True)
         _fonts[role] = f
@@ -94,7 +89,8 @@ class NodeItem(QGraphicsPathItem):
         self.part_name = part_name
         self.count = count
         self.container = kind in CONTAINER_KINDS
-        self._rect = QRectF(0, 0, 160, 70) if self.container else QRectF(0, 0, LEAF_W, LEAF_H)
+        self._rect = (QRectF(0, 0, MIN_CONTAINER_W, EMPTY_CONTAINER_H) if self.container
+                      else QRectF(0, 0, LEAF_W, LEAF_H))
         self.setFlags(_NODE_FLAGS)
         self.setBrush(_BRUSHES[kind])
         self.setPen(_GROUP_PEN if kind == "group" else _PENS[kind])
@@ -106,6 +102,10 @@ class NodeItem(QGraphicsPathItem):
         self._sub: QGraphicsSimpleTextItem | None = None
         self._badge: QGraphicsPathItem | None = None
         self._badge_text: QGraphicsSimpleTextItem | None = None
+        self.card = False  # drawn as a summary card, contents hidden
+        self._text_on = True
+        self._card_title: QGraphicsSimpleTextItem | None = None
+        self._card_text: QGraphicsSimpleTextItem | None = None
         if not self.container and part_name:
             self._add_part_text()
         self.setPath(_rounded(self._rect))
@@ -174,9 +174,51 @@ class NodeItem(QGraphicsPathItem):
             self.refresh_text()
 
     def set_text_visible(self, visible: bool) -> None:
+        self._text_on = visible
+        shown = visible and not self.card
         for child in (self._title, self._sub, self._badge_text):
             if child is not None:
-                child.setVisible(visible)
+                child.setVisible(shown)
+        if self._badge is not None:
+            self._badge.setVisible(not self.card)
+
+    # --- summary card: a container too small on screen to show its contents ----------------------
+    def set_card(self, on: bool, contents_changed: bool = False) -> None:
+        """Hide the contents (items and links) and show the summary instead, or the reverse;
+        `contents_changed`: hide or show the contents again (some may be new)."""
+        if on == self.card and not contents_changed:
+            return
+        for child in self.childItems():
+            if isinstance(child, (NodeItem, LinkItem)):
+                child.setVisible(not on)
+        if on != self.card:
+            self.card = on
+            self.set_text_visible(self._text_on)
+            for child in (self._card_title, self._card_text):
+                if child is not None:
+                    child.setVisible(on)
+
+    def set_card_text(self, title: str, lines: list[str], scale: float) -> None:
+        """The summary at a constant size on screen (`scale`: the view's zoom), elided to the box
+        and with as many detail lines as fit."""
+        if self._card_title is None:
+            self._card_title = _plain_child(self, text=True)
+            self._card_title.setFont(font("header"))
+            self._card_title.setBrush(_TEXT_BRUSH)
+            self._card_text = _plain_child(self, text=True)
+            self._card_text.setFont(font("card"))
+            self._card_text.setBrush(_TEXT_BRUSH)
+        pad = 6.0
+        width, height = self._rect.width() * scale - 2 * pad, self._rect.height() * scale - pad
+        title_h = QFontMetricsF(font("header")).height()
+        line_h = QFontMetricsF(font("card")).height()
+        self._card_title.setText(elided(title, "header", width) if height >= title_h else "")
+        fit = max(0, int((height - title_h) // line_h))
+        self._card_text.setText("\n".join(elided(line, "card", width) for line in lines[:fit]))
+        for child, dy in ((self._card_title, 0.0), (self._card_text, title_h)):
+            child.setScale(1 / scale)
+            child.setPos(self._rect.left() + pad / scale, self._rect.top() + (pad / 2 + dy) / scale)
+            child.setVisible(self.card)
 
     def fit_to_children(self) -> bool:
         """Grow or shrink around the contents; returns True if the rect changed."""
@@ -187,10 +229,10 @@ class NodeItem(QGraphicsPathItem):
             if isinstance(child, NodeItem):
                 box = box.united(child.mapRectToParent(child.rect()))
         if box.isNull():
-            rect = QRectF(0, 0, 160, 70)
+            rect = QRectF(0, 0, MIN_CONTAINER_W, EMPTY_CONTAINER_H)
         else:
             rect = box.adjusted(-MARGIN, -MARGIN - HEADER_H, MARGIN, MARGIN)
-            rect.setWidth(max(rect.width(), 160))
+            rect.setWidth(max(rect.width(), MIN_CONTAINER_W))
         changed = rect != self._rect
         self.set_rect(rect)
         return changed
@@ -294,9 +336,16 @@ def link_line(a: NodeItem, b: NodeItem, ref: NodeItem | None = None) -> QLineF:
     ra, rb = a.outline_in_scene(), b.outline_in_scene()
     if ref is not None:
         ra, rb = ref.mapRectFromScene(ra), ref.mapRectFromScene(rb)
-    if a.container:
+    # An open container's links meet its header (its contents lie below); a summary card is one box.
+    if a.container and not a.card:
         ra = QRectF(ra.left(), ra.top(), ra.width(), HEADER_H)
-    if b.container:
+    if b.container and not b.card:
         rb = QRectF(rb.left(), rb.top(), rb.width(), HEADER_H)
+    # One end above the other: from the middle of the upper one's bottom to the middle of the lower
+    # one's top, so a row's links fan out between the rows rather than through their neighbours.
+    if ra.bottom() <= rb.top():
+        return QLineF(QPointF(ra.center().x(), ra.bottom()), QPointF(rb.center().x(), rb.top()))
+    if rb.bottom() <= ra.top():
+        return QLineF(QPointF(ra.center().x(), ra.top()), QPointF(rb.center().x(), rb.bottom()))
     ca, cb = ra.center(), rb.center()
     return QLineF(clip_to_rect(ca, cb, ra), clip_to_rect(cb, ca, rb))

@@ -27,6 +27,10 @@ BUILD_IN_ONE_GO = 60
 SLICE_S = 0.02
 # Restyling more items than this (a result's utilization, text on or off) is done this many per turn.
 RESTYLE_SLICE = 1500
+# Below this zoom, a container smaller on screen than CARD_W × CARD_H pixels (too small for its
+# contents to be read) is drawn as a summary card, its contents hidden.
+CARD_SCALE = 0.6
+CARD_W, CARD_H = 360, 160
 
 
 class DesignScene(QGraphicsScene):
@@ -40,8 +44,11 @@ class DesignScene(QGraphicsScene):
         self.link_items: dict[str, LinkItem] = {}
         self.links_by_item: dict[str, set[str]] = {}
         self.detail = True  # text shown (off when zoomed out too far to read it)
+        self.scale = 1.0  # the view's zoom, which decides which containers are summary cards
+        self._summaries: dict[str, tuple[str, list[str]]] = {}  # card texts, until the design or result changes
         self._looks: set = set()  # items drawn with the selection look
         self.utilization: dict[str, float] = {}
+        self.overlay_phase: str | None = None  # the phase the overlay shows; None: each link's busiest
         self.bottleneck: str | None = None
         self.interactions = Interactions(self)
         self.jobs = SlicedJobs(self)
@@ -68,6 +75,8 @@ class DesignScene(QGraphicsScene):
         # Restyles under way stop: the new items are created in the current style.
         self.jobs.stop("detail")
         self.jobs.stop("overlay")
+        self.jobs.stop("cards")
+        self._summaries = {}
         self.clearSelection()
         self._looks = set()
         self._discard([i for i in self.items() if i.parentItem() is None])
@@ -113,6 +122,7 @@ class DesignScene(QGraphicsScene):
         self._join_staged()
         self.setSceneRect(self.content_rect().adjusted(-2000, -2000, 2000, 2000))
         self.building = False
+        self.refresh_cards()
         self.built.emit()
 
     def _depth(self, node: NodeItem) -> int:
@@ -182,7 +192,7 @@ class DesignScene(QGraphicsScene):
         # A link lives inside the innermost container holding both ends, so moving that container
         # carries the link along with no work.
         lca = common_ancestor(a, b)
-        item.set_line(link_line(a, b, lca))
+        item.set_line(link_line(self.shown_node(a), self.shown_node(b), lca))
         self._stage_item(item, lca)
         self.link_items[link.id] = item
         self.links_by_item.setdefault(link.a, set()).add(link.id)
@@ -274,6 +284,8 @@ class DesignScene(QGraphicsScene):
         self._join_staged()
         self.update_links_around(touched, self.refit(refit))
         self._grow_scene_rect(touched)
+        self._summaries = {}
+        self.refresh_cards(contents_changed=True)
 
     def _remove_link(self, link_id: str) -> None:
         item = self.link_items.pop(link_id, None)
@@ -303,6 +315,12 @@ class DesignScene(QGraphicsScene):
         """Re-route the links that cross the boundary of these items' subtrees (links inside a
         moved container move with it), and the links attached to the `direct` items themselves
         (containers whose outline changed)."""
+        for _ in self._reroute_steps(ids, direct):
+            pass
+
+    def _reroute_steps(self, ids: set[str], direct: set[str] = frozenset(), moved: bool = True) -> Iterator[None]:
+        """update_links_around, a step per link. With `moved` False (the subtrees turned into cards
+        or back, rather than moved), the links inside them are re-routed too."""
         if not ids and not direct:
             return
         subtree: set[int] = set()
@@ -324,14 +342,15 @@ class DesignScene(QGraphicsScene):
             if a is None or b is None:
                 continue
             holder = item.parentItem()
-            if holder is not None and id(holder) in subtree and holder is not a and holder is not b:
+            if moved and holder is not None and id(holder) in subtree and holder is not a and holder is not b:
                 continue  # both ends inside a container that moved as a whole
             lca = common_ancestor(a, b)
             if lca is not holder:
                 item.setParentItem(lca)
                 if lca is None and item.scene() is not self:
                     self.addItem(item)
-            item.set_line(link_line(a, b, lca))
+            item.set_line(link_line(self.shown_node(a), self.shown_node(b), lca))
+            yield
 
     def _grow_scene_rect(self, ids) -> None:
         """Make room around items that moved or appeared (their outermost containers)."""
@@ -388,15 +407,18 @@ class DesignScene(QGraphicsScene):
             item.detail = self.detail
             item.restyle()
 
-    def apply_result(self, result: Any) -> None:
-        """Colour links by their peak utilization over the result's phases and emphasise the
-        bottleneck of the largest collective the engine chose an algorithm for."""
-        util, bottleneck = views.link_utilization(result), views.bottleneck_link(result)
+    def apply_result(self, result: Any, phase: str | None = None) -> None:
+        """Colour links by their utilization in `phase` (None: each link at its busiest phase) and
+        emphasise the bottleneck of the largest collective the engine chose an algorithm for."""
+        util, bottleneck = views.link_utilization(result, phase), views.bottleneck_link(result)
+        self.overlay_phase = phase
         if util == self.utilization and bottleneck == self.bottleneck:
             return
         stale = list(set(self.utilization) | set(util) | ({self.bottleneck, bottleneck} - {None}))
         self.utilization, self.bottleneck = util, bottleneck
         self._restyle("overlay", stale, self._show_overlay)
+        self._summaries = {}
+        self.refresh_cards()
 
     def _show_overlay(self, link_id: str) -> None:
         item = self.link_items.get(link_id)
@@ -418,6 +440,71 @@ class DesignScene(QGraphicsScene):
         """Finish at once any restyle still running in slices (before rendering an export)."""
         self.jobs.finish("detail")
         self.jobs.finish("overlay")
+        self.jobs.finish("cards")
+
+    # --- level of detail: containers too small on screen draw as summary cards -------------------------
+    def set_scale(self, scale: float) -> None:
+        """The view's zoom changed: decide again which containers are cards (and size their text)."""
+        if scale != self.scale:
+            self.scale = scale
+            self.refresh_cards()
+
+    def is_card(self, node: NodeItem) -> bool:
+        rect = node.rect()
+        return (node.container and self.scale < CARD_SCALE
+                and (rect.width() * self.scale < CARD_W or rect.height() * self.scale < CARD_H))
+
+    def shown_node(self, node: NodeItem) -> NodeItem:
+        """The node, or the outermost summary card holding it (where its links are drawn to)."""
+        shown, parent = node, node.parentItem()
+        while parent is not None:
+            if isinstance(parent, NodeItem) and parent.card:
+                shown = parent
+            parent = parent.parentItem()
+        return shown
+
+    def refresh_cards(self, contents_changed: bool = False) -> None:
+        """Turn containers into cards or back, a slice per turn for a big design (painted once,
+        when done), then route the links that end inside a card to the card."""
+        if self.building:
+            return  # the build refreshes them when it ends
+        containers = sorted((n for n in self.nodes.values() if n.container), key=self._depth)
+        if not containers:
+            return
+        steps = self._card_steps(containers, contents_changed)
+        if len(containers) + len(self.link_items) > RESTYLE_SLICE:
+            self.jobs.start("cards", steps, slice_steps=RESTYLE_SLICE, hold=True)
+        else:
+            self.jobs.start("cards", steps)
+
+    def _card_steps(self, containers: list[NodeItem], contents_changed: bool) -> Iterator[None]:
+        """Outer containers first, so that a card's text is written only when no outer card hides it."""
+        flipped: set[str] = set()
+        index = None
+        for node in containers:
+            card = self.is_card(node)
+            if card != node.card:
+                flipped.add(node.item_id)
+            node.set_card(card, contents_changed)
+            if card and node.isVisible():
+                if node.item_id not in self._summaries:
+                    index = index if index is not None else self.design.children_index()
+                    self._summaries[node.item_id] = self._summary(node.item_id, index)
+                title, lines = self._summaries[node.item_id]
+                node.set_card_text(title, lines, self.scale)
+            yield
+        if flipped:
+            yield from self._reroute_steps(flipped, moved=False)
+
+    def _summary(self, item_id: str, index: dict) -> tuple[str, list[str]]:
+        busiest = None
+        if self.utilization:
+            link_ids = set(self.links_by_item.get(item_id, ()))
+            for child in self.design.descendants(item_id, index):
+                link_ids |= self.links_by_item.get(child.id, set())
+            loads = [self.utilization[i] for i in link_ids if i in self.utilization]
+            busiest = max(loads) if loads else None
+        return tooltips.card_summary(self.design.items[item_id], self.design, self.document.catalog, index, busiest)
 
     def content_rect(self) -> QRectF:
         """The drawn design's extent (containers enclose their contents; links join items)."""

@@ -58,3 +58,41 @@ def link_tooltip(link: Link, design: Design, catalog: Catalog, utilization: floa
 
 def _esc(text: str) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# --- summary cards ---------------------------------------------------------------------------------
+_PLURAL = {"accelerator": "accelerators", "switch": "switches", "server": "servers", "nic": "NICs", "cpu": "CPUs",
+           "rack": "racks"}
+
+
+def card_summary(item: Item, design: Design, catalog: Catalog, index: dict, busiest: float | None
+                 ) -> tuple[str, list[str]]:
+    """What a container too small to show its contents says instead: its name (×N for a group),
+    what it holds counting every copy (its accelerators, else its switches...) and the busiest
+    link touching it when a result is shown. Returns (title, detail lines, most telling first)."""
+    title = f"{item.label} ×{item.count:,}" if item.kind == "group" and item.count > 1 else item.label
+    counts: dict[str, int] = {}
+    parts: dict[str, set[str]] = {}
+    stack = [(child, item.count) for child in index.get(item.id, [])]
+    while stack:
+        child, above = stack.pop()
+        copies = above * child.count
+        if child.kind != "group":
+            counts[child.kind] = counts.get(child.kind, 0) + copies
+            parts.setdefault(child.kind, set()).add(child.part or "")
+        stack.extend((grandchild, copies) for grandchild in index.get(child.id, []))
+    lines = []
+    for kind in ("accelerator", "server", "switch", "nic", "rack", "cpu"):
+        if kind in counts:
+            only = parts[kind].pop() if len(parts[kind]) == 1 else None
+            part = catalog.get(only) if only else None
+            if kind == "accelerator" and part is not None:
+                lines.append(f"{counts[kind]:,} × {part.name}")
+            else:
+                lines.append(f"{counts[kind]:,} {_PLURAL[kind] if counts[kind] != 1 else kind}")
+            break
+    if busiest is not None:
+        lines.append(f"busiest link {busiest * 100:.0f}%")
+    if not lines:
+        lines.append("empty")
+    return title, lines

@@ -10,7 +10,7 @@ Gestures:
 from __future__ import annotations
 
 from PySide6.QtCore import QLineF, QPoint, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QImage, QLinearGradient, QPainter, QPen
+from PySide6.QtGui import QColor, QFont, QLinearGradient, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsView, QInputDialog, QLineEdit
 
 from designer.canvas import colors
@@ -61,6 +61,7 @@ class DesignView(QGraphicsView):
         """Hide text when it would be too small to read (and costly to draw 20,000 times)."""
         detailed = self.transform().m11() >= 0.4
         self.design_scene.set_detail(detailed)
+        self.design_scene.set_scale(self.transform().m11())
         # Zoomed out, antialiasing thousands of hairlines costs more than it shows.
         self.setRenderHint(QPainter.RenderHint.Antialiasing, detailed)
 
@@ -296,11 +297,19 @@ class DesignView(QGraphicsView):
     def rename_editor(self) -> QLineEdit | None:
         return self._rename_editor
 
-    LEGEND_W, LEGEND_H = 230, 62
+    LEGEND_W, LEGEND_H = 260, 62
 
     def legend_rect(self) -> QRectF:
         vp = self.viewport().rect()
         return QRectF(vp.right() - self.LEGEND_W - 12, vp.bottom() - self.LEGEND_H - 12, self.LEGEND_W, self.LEGEND_H)
+
+    def legend_title(self) -> str:
+        """The legend's heading: what the link colours show (the phase is chosen in the results'
+        Utilization tab)."""
+        scene = self.design_scene
+        if not scene.utilization:
+            return "Links (utilization after evaluation)"
+        return f"Link utilization: {scene.overlay_phase or 'busiest of all phases'}"
 
     def update_legend(self) -> None:
         self.viewport().update(self.legend_rect().toAlignedRect().adjusted(-2, -2, 2, 2))
@@ -325,8 +334,8 @@ class DesignView(QGraphicsView):
         painter.drawRoundedRect(box, 6, 6)
         painter.setPen(QColor(colors.TEXT))
         if scene.utilization:
-            painter.drawText(QRectF(box.left() + 10, box.top() + 4, w - 20, 18), Qt.AlignmentFlag.AlignLeft,
-                             "Peak link utilization")
+            title = painter.fontMetrics().elidedText(self.legend_title(), Qt.TextElideMode.ElideRight, int(w - 20))
+            painter.drawText(QRectF(box.left() + 10, box.top() + 4, w - 20, 18), Qt.AlignmentFlag.AlignLeft, title)
             grad = QLinearGradient(box.left() + 10, 0, box.right() - 10, 0)
             for stop in (0.0, 0.25, 0.5, 0.75, 1.0):
                 grad.setColorAt(stop, QColor.fromRgbF(*colors.utilization_rgb(stop)))
@@ -344,7 +353,7 @@ class DesignView(QGraphicsView):
                                  "bottleneck")
         else:
             painter.drawText(QRectF(box.left() + 10, box.top() + 4, w - 20, 18), Qt.AlignmentFlag.AlignLeft,
-                             "Links (utilization after evaluation)")
+                             self.legend_title())
             y = box.top() + 30
             for i, (label, tier) in enumerate((("scale-up", "scale-up"), ("scale-out", "scale-out"))):
                 x = box.left() + 10 + i * 105
@@ -354,29 +363,3 @@ class DesignView(QGraphicsView):
                 painter.setPen(QColor(colors.TEXT))
                 painter.drawText(QRectF(x + 30, y, 80, 18), Qt.AlignmentFlag.AlignLeft, label)
         painter.restore()
-
-    # --- export -------------------------------------------------------------------------------------------
-    def render_png(self, path: str, scale: float = 2.0) -> QImage:
-        """The whole design on a white background at `scale` × its scene size."""
-        scene = self.design_scene
-        scene.settle_styles()
-        rect = scene.content_rect().adjusted(-20, -20, 20, 20)
-        if rect.isEmpty():
-            rect = QRectF(0, 0, 200, 100)
-        # Keep the image a sane size for huge designs.
-        scale = min(scale, 16000 / max(rect.width(), rect.height()))
-        image = QImage(max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale)),
-                       QImage.Format.Format_ARGB32)
-        image.fill(QColor(colors.CANVAS_BACKGROUND))
-        selected = scene.selectedItems()
-        for item in selected:
-            item.setSelected(False)
-        painter = QPainter(image)
-        painter.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
-        scene.render(painter, QRectF(0, 0, image.width(), image.height()), rect)
-        painter.end()
-        for item in selected:
-            item.setSelected(True)
-        if not image.save(path, "PNG"):
-            raise OSError(f"cannot write {path}")
-        return image

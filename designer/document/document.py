@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
-from designer.model import edits, placement
+from designer.model import edits, layout, placement
 from designer.model.catalog import Catalog, default_catalog
 from designer.model.design import Design, Item, Link
 from designer.model.edits import Change, Edit
@@ -121,6 +121,12 @@ class Document(QObject):
                    text: str | None = None) -> bool:
         """New positions and, for the items in `parents`, new containers, as one step."""
         return self._build_and_apply(edits.move, positions, parents, text)
+
+    def tidy_layout(self, item_ids: Iterable[str] = ()) -> bool:
+        """Arrange the given containers' contents and the given siblings among themselves, or the
+        whole design if none are given (`model.layout.tidy`), as one step; False if all is tidy."""
+        positions = layout.tidy(self.design, item_ids)
+        return bool(positions) and self._build_and_apply(edits.move, positions, None, "Tidy layout")
 
     def set_item(self, item_id: str, text: str = "Edit", **changes) -> bool:
         """Change an item's fields (a recount of a matched group recounts its partners too)."""

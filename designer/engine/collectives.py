@@ -36,7 +36,8 @@ class CollectiveError(DesignerError):
 
 @dataclass
 class Term:
-    """Bytes (as a multiple of S) through a capacity; `links` are the links carrying them."""
+    """Bytes (as a multiple of S) through a capacity; `links` are the representative's links
+    carrying them, `alike` further links the algorithm loads the same way (every link of a torus)."""
 
     traffic: float
     cap_eff: float
@@ -44,6 +45,7 @@ class Term:
     where: str
     tier: str
     links: tuple = ()
+    alike: tuple = ()
 
     @property
     def seconds_per_byte(self) -> float:
@@ -227,12 +229,12 @@ def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
         link = fabric.torus_link_cap
         for k in fabric.torus_dims:
             t = Term((k - 1) / k * size, 2 * link * cal.TORUS_EFFICIENCY, 2 * link, f"torus dimension of {k}", SCALE_UP,
-                     tuple(fabric.up_links))
+                     tuple(fabric.up_links), fabric.torus_links)
             lat = {p: (k - 1) * cal.SCALE_UP_STEP_LATENCY[p] for p in ("LL", "Simple")}
             result.append(Phase([t], lat))
             size /= k
         back = [Phase([Term(p.terms[0].traffic, p.terms[0].cap_eff, p.terms[0].cap_raw, p.terms[0].where, SCALE_UP,
-                            p.terms[0].links)], dict(p.latency)) for p in reversed(result)]
+                            p.terms[0].links, p.terms[0].alike)], dict(p.latency)) for p in reversed(result)]
         result[0].latency = {p: v + cal.BASE_LATENCY["ring"][p] for p, v in result[0].latency.items()}
         return result + back
     raise CollectiveError(f"unknown algorithm '{algorithm}'; choose from auto, {', '.join(ALGORITHMS)}")
@@ -304,22 +306,23 @@ def time_collective(fabric: Fabric, op: str, algorithm: str, n: int, sizes, stri
     return Timing(algorithm, best, list(chosen), bound, main.slowest() if main else None, ph)
 
 
-def link_utilization(fabric: Fabric, timing: Timing, size: float) -> dict[int, float]:
-    """Utilization of every link (index → fraction of its raw capacity) over the collective."""
+def link_utilization(fabric: Fabric, timing: Timing, size: float) -> np.ndarray:
+    """Utilization of every link (per link index, a fraction of its raw capacity) over the
+    collective. The phases load the links on the representative accelerator's path (and those a
+    term names `alike`); by symmetry every link of the same role (`Fabric.link_role`) carries what
+    its loaded counterpart does."""
+    roles = fabric.link_role
     t = float(np.max(timing.time)) if np.ndim(timing.time) else float(timing.time)
-    if not np.isfinite(t) or t <= 0:
-        return {}
-    util: dict[int, float] = {}
+    if not np.isfinite(t) or t <= 0 or not len(roles):
+        return np.zeros(len(roles))
+    per_role = np.zeros(int(roles.max()) + 1)
     for phase in timing.phases:
         for term in phase.terms:
-            if term.traffic <= 0 or term.cap_raw <= 0:
+            if term.traffic <= 0 or term.cap_raw <= 0 or not term.links:
                 continue
             u = term.traffic * size / (term.cap_raw * 1e9) / t
-            get = util.get
-            for i in term.links:
-                current = get(i, 0.0)
-                util[i] = u if u > current else current  # max(current, u)
-    return util
+            np.maximum.at(per_role, roles[list(term.links + term.alike)], u)
+    return per_role[roles]
 
 
 def parse_size(text: str) -> int:
@@ -373,7 +376,7 @@ def collective_rows(fabric: Fabric, op: str, sizes, algorithm: str = "auto",
         row["chosen"] = best
         rows.append(row)
         chosen_for_util = (best, s)
-    util = {}
+    util = np.zeros(len(fabric.links))
     if chosen_for_util and n > 1:
         best, s = chosen_for_util
         tm = time_collective(fabric, op, best, n, [s])

@@ -8,14 +8,20 @@ analyses one representative copy of everything and scales by counts:
 - the representative accelerator's containment chain (accelerator ⊂ server ⊂ rack ⊂ groups ⊂
   cluster) gives nested *boundaries*; for each, the capacity of the links that cross it per copy
   is summed. Traffic a collective sends out of one copy of a boundary is spread evenly over those
-  links (equal-cost paths in a tree): this gives the load and utilization of every link and the
-  bottleneck, and is exact for fat trees in the fluid limit;
+  links (equal-cost paths in a tree): this gives the load and utilization of the representative's
+  links and the bottleneck, and is exact for fat trees in the fluid limit;
+- every link has a *role* (`Fabric.link_role`): links of one role are copies of each other by
+  symmetry (same tier, medium and lanes, ends of the same kinds and parts at the same places in
+  their servers or their common container), so each carries the load its counterpart on the
+  representative's path does — the NVLink of GPU k in every server of a platform alike;
 - bisection, oversubscription per switch tier and hop counts come from the same arrays and from a
   small quotient graph (one node per drawn item), so removing a spine or halving uplinks changes
   them.
 
 Circuit switches (optical circuit switches such as `tpu-ocs`) are pass-through: a chip–OCS–chip
-path counts as one hop.
+path counts as one hop. An accelerator outside any server (a stray chip dropped on the canvas) is
+left out of the fabric with its links (lint names it); the rest of the design is analysed as if
+it were not drawn.
 """
 
 from __future__ import annotations
@@ -87,9 +93,10 @@ class Fabric:
     catalog: Catalog
     copies: dict
     links: list[LinkInfo]
-    accelerators: list  # accelerator Items in topology order
+    accelerators: list  # accelerator Items inside a server, in topology order
     total_accelerators: int
     rep: str | None
+    link_role: np.ndarray  # per link index: its role (links of one role carry the same load)
     boundaries: list[Boundary] = field(default_factory=list)
     up_raw: float = 0.0  # per-GPU scale-up bandwidth
     up_links: list[int] = field(default_factory=list)
@@ -102,6 +109,7 @@ class Fabric:
     sharp: bool = False
     torus_dims: tuple = ()
     torus_link_cap: float = 0.0
+    torus_links: tuple = ()  # every scale-up link: a torus collective loads them all alike
 
     # -- helpers -----------------------------------------------------------------------------
     def boundary_for(self, n: int, stride: int = 1) -> list[tuple[Boundary, int]]:
@@ -128,13 +136,14 @@ def build_fabric(design: Design, catalog: Catalog, copies: dict | None = None, c
         link_copies = design.all_link_copies(ancestors_cache, skip_unknown_ends=True)
     media: dict = {}
     medium_figures: dict = {}
+    stray = _stray_accelerators(design, ancestors_cache)
 
     links: list[LinkInfo] = []
     for link in design.links.values():
         medium = media.get(link.medium, False)
         if medium is False:
             medium = media[link.medium] = catalog.get(link.medium)
-        if medium is None or link.a not in items or link.b not in items:
+        if medium is None or link.a not in items or link.b not in items or link.a in stray or link.b in stray:
             continue
         ka, kb = items[link.a].kind, items[link.b].kind
         if "cpu" in (ka, kb):
@@ -153,9 +162,10 @@ def build_fabric(design: Design, catalog: Catalog, copies: dict | None = None, c
         links.append(_link_info(len(links), link.id, link.a, link.b, tier, link.lanes * figures[1],
                                 lc.a_side * lc.b_side * lc.context, lc.b_side, lc.a_side, figures[2], link.medium))
 
-    accelerators = _accelerators_in_order(design, ancestors_cache)
+    accelerators = _accelerators_in_order(design, ancestors_cache, stray)
     fabric = Fabric(design, catalog, copies, links, accelerators,
-                    sum(copies[a.id] for a in accelerators), accelerators[0].id if accelerators else None)
+                    sum(copies[a.id] for a in accelerators), accelerators[0].id if accelerators else None,
+                    _link_roles(design, links, ancestors_cache))
     fabric.__dict__["_chains"] = ancestors_cache
     if fabric.rep is None:
         return fabric
@@ -167,13 +177,21 @@ def build_fabric(design: Design, catalog: Catalog, copies: dict | None = None, c
     return fabric
 
 
-def _accelerators_in_order(design: Design, chains: dict) -> list:
-    """`[i for i in design.ordered_items() if i.kind == "accelerator"]`, visiting only the items
-    that hold an accelerator (filtering siblings before their stable sort keeps their order)."""
+def _stray_accelerators(design: Design, chains: dict) -> set[str]:
+    """Accelerators in no server: they have no host, so the engine leaves them out (lint names them)."""
+    items = design.items
+    return {item_id for item_id, item in items.items() if item.kind == "accelerator"
+            and not any(items[i].kind == "server" for i in chains[item_id][1:])}
+
+
+def _accelerators_in_order(design: Design, chains: dict, stray: set[str]) -> list:
+    """`[i for i in design.ordered_items() if i.kind == "accelerator" and i.id not in stray]`,
+    visiting only the items that hold one (filtering siblings before their stable sort keeps their
+    order)."""
     items = design.items
     holding: set = set()
     for item in items.values():
-        if item.kind == "accelerator":
+        if item.kind == "accelerator" and item.id not in stray:
             holding.update(chains[item.id])
     index: dict = {}
     for item in items.values():
@@ -189,6 +207,60 @@ def _accelerators_in_order(design: Design, chains: dict) -> list:
         if child.kind == "accelerator":
             out.append(child)
         stack.append(iter(sorted(index.get(child.id, []), key=_topology_key)))
+    return out
+
+
+def _link_roles(design: Design, links: list[LinkInfo], chains: dict) -> np.ndarray:
+    """The role of every link, numbered from 0: links of one role are copies of each other by
+    symmetry, so they carry the same load. Every role has the link's tier, medium and capacity and
+    the places of its ends — an item's place is the kinds, parts and counts of the items from it up
+    to where it is measured from:
+
+    - a link leaving a server (a NIC's uplink, a mesh or ICI link to another server or to a circuit
+      switch) by where its ends sit in their servers, and the far end's part alone: NIC k of every
+      server of a platform has one role, whichever unit the server is drawn in;
+    - any other link by where its ends sit inside their lowest common container and that
+      container's kind, part and count: GPU k's NVLinks in every server of a platform, a tile's inner
+      mesh, the leaf–spine links of every scalable unit of one size."""
+    items = design.items
+    local: dict[str, tuple] = {}
+
+    def local_of(item_id: str) -> tuple:
+        hit = local.get(item_id)
+        if hit is None:
+            it = items[item_id]
+            hit = local[item_id] = (it.kind, it.part, it.count)
+        return hit
+
+    roles: dict[tuple, int] = {}
+    # A link's role follows from its ends' parts and parents (unless one end holds the other), and
+    # most links share both with others (a tile's mesh, a server's NVLinks): one look-up each.
+    by_parents: dict[tuple, int] = {}
+    out = np.empty(len(links), dtype=np.intp)
+    for link in links:
+        chain_a, chain_b = chains[link.a], chains[link.b]
+        nested = link.a in chain_b or link.b in chain_a
+        alike = None if nested else (link.tier, link.medium, link.cap, link.deg_a, link.deg_b, local_of(link.a),
+                                     local_of(link.b), chain_a[1:2], chain_b[1:2])
+        role = by_parents.get(alike) if alike is not None else None
+        if role is not None:
+            out[link.index] = role
+            continue
+        on_b = set(chain_b)
+        meet = next((k for k, i in enumerate(chain_a) if i in on_b), len(chain_a))
+        below_a, below_b = chain_a[:meet], chain_b[:len(chain_b) - (len(chain_a) - meet)]
+        server_a = next((k for k, i in enumerate(below_a) if items[i].kind == "server"), None)
+        server_b = next((k for k, i in enumerate(below_b) if items[i].kind == "server"), None)
+        if server_a is None and server_b is None:
+            ends = frozenset(((tuple(map(local_of, below_a)), link.deg_a), (tuple(map(local_of, below_b)), link.deg_b)))
+            key = (link.tier, link.medium, link.cap, local_of(chain_a[meet]) if meet < len(chain_a) else None, ends)
+        else:
+            ends = frozenset((tuple(map(local_of, below[:k + 1])), deg) if k is not None else ((local_of(below[0]),), 0)
+                             for below, k, deg in ((below_a, server_a, link.deg_a), (below_b, server_b, link.deg_b)))
+            key = (link.tier, link.medium, link.cap, "out of a server", ends)
+        role = out[link.index] = roles.setdefault(key, len(roles))
+        if alike is not None:
+            by_parents[alike] = role
     return out
 
 
@@ -433,6 +505,7 @@ def _torus(fabric: Fabric) -> None:
     if np.prod(dims) != fabric.total_accelerators:
         return
     fabric.torus_dims = tuple(d for d in dims if d > 1)
+    fabric.torus_links = tuple(l.index for l in fabric.links if l.tier == SCALE_UP)
     caps = [fabric.links[i].cap for i in fabric.up_links]
     fabric.torus_link_cap = min(caps) if caps else 0.0
 

@@ -340,19 +340,16 @@ def _utilization(fabric: Fabric, result: dict, phases: dict) -> dict:
     return {"gpus": gpus, "phases": link_phases}
 
 
-def link_phase(fabric: Fabric, name: str, util: dict) -> LinkPhase:
-    """The load of every drawn link during one phase; `util`: link index → utilization."""
+def link_phase(fabric: Fabric, name: str, util) -> LinkPhase:
+    """The load of every drawn link during one phase; `util`: utilization per link index."""
     rows = fabric.__dict__.get("_phase_rows")
     if rows is None:
-        rows = fabric.__dict__["_phase_rows"] = [(info.index, info.id, info.tier,
-                                                  info.instances) for info in fabric.links]
+        rows = fabric.__dict__["_phase_rows"] = [(info.id, info.tier, info.instances) for info in fabric.links]
     links = []
     tiers: dict[str, list] = {"scale-up": [], "scale-out": [], "host": []}
     memo: dict = {}  # utilization → its rounded figure (most links share a handful of values)
-    get = util.get
     append = links.append
-    for index, link_id, tier_name, instances in rows:
-        raw = get(index, 0.0)
+    for (link_id, tier_name, instances), raw in zip(rows, util.tolist()):
         u = memo.get(raw)
         if u is None:
             u = memo[raw] = rounded(min(1.0, raw))

@@ -9,12 +9,21 @@ the whole file has been checked, so a bad file never half-loads.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import shutil
+import stat
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # Windows: a file open elsewhere cannot be removed, which keeps live saves safe
+    fcntl = None
 
 from designer.engine import workloads
 from designer.engine.collectives import parse_size
@@ -202,7 +211,11 @@ def _number(value: float) -> int | float:
 
 
 def dumps(design: Design) -> str:
-    return json.dumps(design_to_document(design), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return _document_text(design_to_document(design))
+
+
+def _document_text(document: dict) -> str:
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def loads(text: str, catalog: Catalog | None = None, path=None) -> Design:
@@ -217,34 +230,181 @@ def load_design(path: str | os.PathLike, catalog: Catalog | None = None) -> Desi
     return loads(read_text(path, MAX_FILE_BYTES, "design file", DesignFileError), catalog, path)
 
 
-def write_text_atomically(path: str | os.PathLike, text: str) -> None:
-    """Write to a temporary file beside the target, flush it to disk, then rename it over the target.
+# A save writes `.NAME.<random>.cluster-designer.tmp` beside the target and renames it over the
+# target. A save killed before the rename leaves that file behind; the next save into the folder
+# removes the ones older than STALE_TEMPORARY_S that no live save holds locked.
+TEMPORARY_SUFFIX = ".cluster-designer.tmp"
+STALE_TEMPORARY_S = 300
+BACKUP_SUFFIX = "~"
 
-    If anything fails the old file is left as it was and the temporary file is removed."""
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+
+def write_text_atomically(path: str | os.PathLike, text: str, *, backup: bool = False) -> None:
+    """Write to a temporary file beside the target, flush it to disk, rename it over the target
+    and flush the folder, so that after a crash or a power cut the file is either the old or the
+    new version, whole.
+
+    A symbolic link is followed: its target is written and the link stays. A read-only target is
+    refused (PermissionError), never replaced. With `backup`, the version replaced is kept as
+    `NAME~` beside the target. If anything fails the old file is left as it was and the temporary
+    file is removed. Raises UnicodeEncodeError, before touching the disk, for text that UTF-8
+    cannot encode."""
+    data = text.encode("utf-8")
+    target = Path(os.path.realpath(path))
+    folder = target.parent
+    existing = _existing_mode(target)
+    if existing is not None and not _writable(target, existing):
+        raise PermissionError(errno.EACCES, "it is read-only", str(path))
+    _remove_stale_temporaries(folder)
+    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMPORARY_SUFFIX, dir=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        _lock(fd)  # held until closed: tells other saves that this temporary file is live
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        if path.exists():
-            os.chmod(temporary, path.stat().st_mode & 0o7777)
-        else:
-            os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
+            os.chmod(temporary, existing if existing is not None else 0o644)
+            if backup and existing is not None:
+                _keep_backup(target)
+            os.replace(temporary, target)
     except BaseException:
         try:
             os.unlink(temporary)
         except OSError:
             pass
         raise
+    _fsync_folder(folder)
 
 
-def save_design(design: Design, path: str | os.PathLike) -> None:
+def move_into_place(temporary: str | os.PathLike, path: str | os.PathLike) -> None:
+    """Rename a finished temporary file (made beside the target) over `path`: through a symbolic
+    link to its target, with the old file's permissions (a new one gets the usual rw-r--r--, not
+    the temporary file's private rw-------), and flush the folder."""
+    target = Path(os.path.realpath(path))
+    existing = _existing_mode(target)
+    os.chmod(temporary, existing if existing is not None else 0o644)
+    os.replace(temporary, target)
+    _fsync_folder(target.parent)
+
+
+def _existing_mode(target: Path) -> int | None:
     try:
-        write_text_atomically(path, dumps(design))
+        return stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        return None
+
+
+def _writable(target: Path, mode: int) -> bool:
+    # The mode bits as well as access(): the superuser may write anything, but a file nobody may
+    # write was made read-only on purpose.
+    return bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) and os.access(target, os.W_OK)
+
+
+def _keep_backup(target: Path) -> None:
+    """Make `NAME~` the current version of `target` (replaced in one rename, like the target)."""
+    backup = target.with_name(target.name + BACKUP_SUFFIX)
+    fd, staged = tempfile.mkstemp(prefix=f".{backup.name}.", suffix=TEMPORARY_SUFFIX, dir=target.parent)
+    try:
+        _lock(fd)
+        with os.fdopen(fd, "wb") as handle, open(target, "rb") as current:
+            shutil.copyfileobj(current, handle, 1 << 20)
+            handle.flush()
+            os.fsync(handle.fileno())
+            shutil.copymode(target, staged)
+            os.replace(staged, backup)
+    except BaseException:
+        try:
+            os.unlink(staged)
+        except OSError:
+            pass
+        raise
+
+
+def _lock(fd: int) -> None:
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _remove_stale_temporaries(folder: Path) -> None:
+    """Remove temporary files of saves killed before their rename: hidden, ours by name, older
+    than STALE_TEMPORARY_S and not locked by a save under way (where locks exist)."""
+    oldest = time.time() - STALE_TEMPORARY_S
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if not (entry.name.startswith(".") and entry.name.endswith(TEMPORARY_SUFFIX)):
+            continue
+        try:
+            if not entry.is_file(follow_symlinks=False) or entry.stat(follow_symlinks=False).st_mtime > oldest:
+                continue
+            fd = os.open(entry.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            continue
+        try:
+            _lock(fd)
+            os.unlink(entry.path)
+        except OSError:
+            pass  # a live save holds it, or it went away meanwhile
+        finally:
+            os.close(fd)
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Flush the folder's entry for the renamed file: without it a power cut can undo the rename.
+    Where folders cannot be opened or flushed (Windows, some network file systems) the rename is
+    all there is."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def document_text(document: dict, path: str | os.PathLike | None = None) -> str:
+    """A file's text: sorted keys, two-space indentation. Text UTF-8 cannot store (a lone
+    surrogate, which a JSON file may hold as an escape and Python reads as it is) is refused,
+    naming its JSON path, before anything is written."""
+    text = _document_text(document)
+    if _encodable(text):
+        return text
+    pending: list[tuple[str, Any]] = [("$", document)]
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, str) and not _encodable(value):
+            character = next(c for c in value if not _encodable(c))
+            raise DesignFileError(path, where,
+                                  f"cannot be saved: the text holds U+{ord(character):04X}, half of a character "
+                                  f"pair that UTF-8 cannot store; rename it and save again (nothing was written)")
+        if isinstance(value, dict):
+            pending.extend((f"{where}.{key}", child) for key, child in sorted(value.items(), reverse=True,
+                                                                             key=lambda pair: str(pair[0])))
+            pending.extend((f"{where} (a key)", key) for key in value)
+        elif isinstance(value, list):
+            pending.extend((f"{where}[{index}]", child) for index, child in reversed(list(enumerate(value))))
+    raise AssertionError("unreachable: the text failed to encode, so one of its strings must")
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def save_design(design: Design, path: str | os.PathLike, *, backup: bool = True) -> None:
+    """Write the design to `path` atomically (see `write_text_atomically`); with `backup` the
+    version it replaces is kept as `NAME.cluster.json~`. Refuses, naming the field and before
+    writing anything, text that cannot be saved."""
+    text = document_text(design_to_document(design), path)
+    try:
+        write_text_atomically(path, text, backup=backup)
     except OSError as exc:
         raise DesignFileError(path, None,
                               f"cannot be written ({exc.strerror or exc}); the previous file is unchanged") from None

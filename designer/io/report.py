@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from designer.engine.result import Result
 from designer.engine.summary import format_value, summary_rows
+
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def result_table(result: Result) -> str:
@@ -26,7 +30,9 @@ def result_table(result: Result) -> str:
         lines.append(f"  {finding.severity:<7} {finding.item}: {finding.message}")
     if len(lint) > 50:
         lines.append(f"  … and {len(lint) - 50} more")
-    return "\n".join(lines) + "\n"
+    # A name may hold a lone surrogate (a JSON escape loads as it is); printed as it is, it stops
+    # any strict UTF-8 output. Shown as U+FFFD instead.
+    return LONE_SURROGATE.sub("\ufffd", "\n".join(lines)) + "\n"
 
 
 def performance_sections(result: Result) -> list[str]:

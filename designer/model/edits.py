@@ -19,6 +19,8 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 from collections.abc import Iterable
 
+from designer.model import placement
+from designer.model.catalog import Catalog, Part
 from designer.model.design import Design, Item, Link
 from designer.model.errors import DesignError
 
@@ -323,6 +325,74 @@ def set_item(design: Design, item_id: str, text: str = "Edit", **changes: Any) -
         if partners:
             text = f"{text} (and {partners} matched group{'s' if partners > 1 else ''})"
     return draft.edit(text)
+
+
+def change_platform(design: Design, catalog: Catalog, server_id: str, platform_id: str) -> Edit:
+    """A server becomes another platform, consistently: its accelerators that do not fit the new
+    platform become its default accelerator, the old scale-up fabric's switches and links the
+    accelerators can no longer use go, and if the accelerators are left without a scale-up
+    fabric the new platform's is wired as a generated server's is (its switches, or a mesh)."""
+    draft = _Draft(design)
+    current, platform = draft.design, catalog[platform_id]
+    server = current.item(server_id)
+    draft.add(UpdateItem(server, replace(server, part=platform_id)))
+    own = [i.id for i in current.descendants(server_id) if current.enclosing(i.id, "server").id == server_id]
+    default = catalog.get(platform.get("default_accelerator"))
+    for gpu_id in own:
+        gpu = current.items[gpu_id]
+        part = catalog.get(gpu.part)
+        if gpu.kind == "accelerator" and part is not None and default is not None \
+                and not placement.fits_platform(catalog, part, platform):
+            draft.add(UpdateItem(gpu, replace(gpu, part=default.id)))
+    fabric = placement.scale_up_media(catalog, platform) or frozenset()
+    places: list[tuple[float, float]] = []
+    for switch_id in own:
+        switch = current.items[switch_id]
+        part = catalog.get(switch.part)
+        if switch.kind == "switch" and part is not None and not fabric & set(part.media):
+            places.append((switch.x, switch.y))
+            draft.remove_item(switch_id)
+    own = [i for i in own if i in current.items]
+    inside = set(own)
+    for link in list(current.links.values()):
+        if link.a in inside and link.b in inside and any(
+                (part := catalog.get(current.items[end].part)) is not None and link.medium not in part.media
+                for end in (link.a, link.b)):
+            draft.add(RemoveLink(link))
+    gpus = [current.items[i] for i in own if current.items[i].kind == "accelerator"]
+    if len(gpus) > 1 and not any(link.medium in fabric for gpu in gpus for link in current.links_of(gpu.id)):
+        _wire_scale_up(draft, catalog, server_id, platform, gpus, places)
+    return draft.edit(f"Change {server.label} to {platform.name}")
+
+
+def _wire_scale_up(draft: _Draft, catalog: Catalog, server_id: str, platform: Part, gpus: list[Item],
+                   places: list[tuple[float, float]]) -> None:
+    """The platform's own scale-up fabric for `gpus`: NVSwitch-like switches or a mesh (a PCIe
+    fabric is not rewired: its switch ports are laid out per system)."""
+    scale_up = platform.get("scale_up") or {}
+    gpu_part = catalog[gpus[0].part]
+    medium, lanes = gpu_part.get("scale_up_medium"), int(gpu_part.number("scale_up_lanes", 1))
+    switch = catalog.get(scale_up.get("switch"))
+    if switch is not None and medium in switch.media:
+        count = int(scale_up.get("switches", 1))
+        switch_ids = []
+        for s in range(count):
+            x, y = places[s] if s < len(places) else (20.0 + 140 * s, -80.0)
+            switch_id = draft.design.new_id(f"{server_id}.sw")
+            draft.add(AddItem(Item(switch_id, "switch", name=f"{switch.name} {s}", part=switch.id, parent=server_id,
+                                   x=x, y=y)))
+            switch_ids.append(switch_id)
+        for g, gpu in enumerate(gpus):
+            for s, switch_id in enumerate(switch_ids):
+                share = placement.switch_lanes(lanes, count, g, s)
+                if share:
+                    draft.add(AddLink(Link(draft.design.new_id(f"{gpu.id}--{switch_id}"), gpu.id, switch_id, medium,
+                                           share)))
+    elif scale_up.get("mesh") and medium:
+        per_pair = placement.mesh_lanes(lanes, len(gpus))
+        for i, a in enumerate(gpus):
+            for b in gpus[i + 1:]:
+                draft.add(AddLink(Link(draft.design.new_id(f"{a.id}--{b.id}"), a.id, b.id, medium, per_pair)))
 
 
 def set_link(design: Design, link_id: str, text: str = "Edit link", **changes: Any) -> Edit:

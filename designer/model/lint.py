@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from designer.model.catalog import Catalog
 from designer.model.design import Design, Link
+from designer.model.placement import fits_platform
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 
@@ -29,7 +30,10 @@ def lint(design: Design, catalog: Catalog, link_copies: dict | None = None) -> l
     findings += _link_matches(design)
     findings += _switch_ports(design, catalog, link_copies)
     findings += _server_slots(design, catalog)
+    findings += _platform_accelerators(design, catalog)
     findings += _rack_budgets(design, catalog)
+    findings += _scale_up_between_servers(design, catalog)
+    findings += _accelerators_outside_servers(design)
     findings += _unreachable_accelerators(design, catalog)
     order = {ERROR: 0, WARNING: 1, INFO: 2}
     return sorted(findings, key=lambda f: (order[f.severity], f.item, f.message))
@@ -158,6 +162,22 @@ def _server_slots(design: Design, catalog: Catalog) -> list[Finding]:
     return out
 
 
+def _platform_accelerators(design: Design, catalog: Catalog) -> list[Finding]:
+    """Accelerators that cannot use their server platform's scale-up fabric (an H100 on an MI300X
+    baseboard): the engine would still count them on the platform's fabric."""
+    out = []
+    for item in design.items.values():
+        part = catalog.get(item.part)
+        if item.kind != "accelerator" or part is None or part.kind != "accelerator":
+            continue
+        server = design.enclosing(item.id, "server")
+        platform = catalog.get(server.part) if server is not None else None
+        if platform is not None and platform.kind == "server" and not fits_platform(catalog, part, platform):
+            out.append(Finding(ERROR, item.id, f"{item.label} ({part.name}) cannot use the scale-up fabric of "
+                                               f"{server.label} ({platform.name})"))
+    return out
+
+
 def _rack_budgets(design: Design, catalog: Catalog) -> list[Finding]:
     from designer.model.power import item_power_w  # local: power needs the catalogue rules
 
@@ -187,8 +207,71 @@ def _rack_budgets(design: Design, catalog: Catalog) -> list[Finding]:
     return out
 
 
+def _scale_up_between_servers(design: Design, catalog: Catalog) -> list[Finding]:
+    """A scale-up link (NVLink, Infinity Fabric, ...) from a server to another server or to a switch
+    outside it widens the scale-up domain beyond the server, which lifts every collective's figures;
+    only platforms built for it (`scale_up.domain_servers` above 1: TPU ICI, the Dojo mesh, FabreX)
+    may do so."""
+    out = []
+    items = design.items
+    tiers: dict[str, str | None] = {}
+    spans: dict[str | None, bool] = {}  # platform id → its scale-up domain may span servers
+    for link in design.links.values():
+        tier = tiers.get(link.medium, "")
+        if tier == "":
+            medium = catalog.get(link.medium)
+            tier = tiers[link.medium] = medium.get("tier") if medium is not None else None
+        if tier != "scale-up" or link.a not in items or link.b not in items:
+            continue
+        if {items[link.a].kind, items[link.b].kind} & {"nic", "cpu"}:
+            continue  # a host link, not the scale-up fabric
+        servers = [design.enclosing(end, "server") for end in (link.a, link.b)]
+        inside = [server for server in servers if server is not None]
+        if not inside or (len(inside) == 2 and inside[0].id == inside[1].id):
+            continue
+        closed = []
+        for server in inside:
+            hit = spans.get(server.part)
+            if hit is None:
+                part = catalog.get(server.part)
+                scale_up = (part.get("scale_up") if part is not None else None) or {}
+                hit = spans[server.part] = scale_up.get("domain_servers", 1) > 1
+            if not hit:
+                closed.append(server)
+        if closed:
+            ends = " and ".join(f"{items[end].label} ({server.label if server else 'outside any server'})"
+                                for end, server in zip((link.a, link.b), servers))
+            platform = catalog.get(closed[0].part)
+            name = platform.name if platform is not None else closed[0].part
+            out.append(Finding(ERROR, link.id,
+                               f"link {link.id} joins the scale-up fabric of {ends}, but the {name} platform's "
+                               "scale-up domain ends at the server (its catalogue entry declares no domain_servers); "
+                               "join servers through their NICs and a scale-out switch"))
+    return out
+
+
+def _accelerators_outside_servers(design: Design) -> list[Finding]:
+    """An accelerator needs a server (its host, power and NICs); the engine leaves one outside any
+    server out of the network, collective and training figures."""
+    stray = _stray_accelerators(design)
+    out = [Finding(ERROR, item.id, f"{item.label} is not inside a server: it is left out of the network, collective "
+                                   "and training figures (still counted in inventory, power and cost); "
+                                   "move it into a server")
+           for item in stray[:50]]
+    if len(stray) > 50:
+        out.append(Finding(ERROR, stray[50].id, f"{len(stray) - 50:,} more accelerators are not inside a server "
+                                                "and are left out of the same figures"))
+    return out
+
+
+def _stray_accelerators(design: Design) -> list:
+    return [item for item in design.items.values()
+            if item.kind == "accelerator" and design.enclosing(item.id, "server") is None]
+
+
 def _unreachable_accelerators(design: Design, catalog: Catalog) -> list[Finding]:
-    accelerators = [i for i in design.items.values() if i.kind == "accelerator"]
+    stray = {item.id for item in _stray_accelerators(design)}  # found above already
+    accelerators = [i for i in design.items.values() if i.kind == "accelerator" and i.id not in stray]
     if sum(design.multiplicity(a.id) for a in accelerators) <= 1:
         return []
     # Copies of one drawn accelerator reach each other only through something outside their

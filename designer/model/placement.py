@@ -1,4 +1,5 @@
-"""Where a new or moved item may go, what it is called, and which media a link may use.
+"""Where a new or moved item may go, what it is called, which media a link may use, which
+accelerators a server platform takes and how its scale-up fabric is wired.
 
 The canvas asks these when the user drops a part, drags an item into a container or draws a link;
 the rules themselves are the model's, so a script placing parts gets the same answers.
@@ -10,7 +11,7 @@ import re
 from dataclasses import dataclass
 from collections.abc import Iterable
 
-from designer.model.catalog import Catalog
+from designer.model.catalog import Catalog, Part
 from designer.model.design import ALLOWED_PARENTS, Design
 
 # The name a new item of a kind gets, followed by a number ("Switch 3").
@@ -115,3 +116,34 @@ def default_lanes(catalog: Catalog, medium: str) -> int:
     """Lanes a new link over `medium` gets: a PCIe-like link is a whole x16 connection."""
     part = catalog.get(medium)
     return WIDE_LINK_LANES if part is not None and part.get("family") in WIDE_LINK_FAMILIES else 1
+
+
+def scale_up_media(catalog: Catalog, platform: Part) -> frozenset[str] | None:
+    """The media of a server platform's scale-up fabric (its switches', or its default
+    accelerator's for a mesh); None: the platform has no scale-up fabric of its own."""
+    scale_up = platform.get("scale_up") or {}
+    switch = catalog.get(scale_up.get("switch") or scale_up.get("pcie_switch"))
+    if switch is not None:
+        return frozenset(switch.media)
+    default = catalog.get(platform.get("default_accelerator"))
+    if scale_up.get("mesh") and default is not None and default.get("scale_up_medium"):
+        return frozenset([default.get("scale_up_medium")])
+    return None
+
+
+def fits_platform(catalog: Catalog, accelerator: Part, platform: Part) -> bool:
+    """Whether an accelerator can sit in a server platform: it speaks the platform's scale-up
+    fabric (an H100 has no Infinity Fabric for an MI300X baseboard; an A100 no NVLink 4)."""
+    fabric = scale_up_media(catalog, platform)
+    return fabric is None or bool(fabric & set(accelerator.media))
+
+
+def switch_lanes(lanes: int, switches: int, gpu: int, switch: int) -> int:
+    """A GPU's scale-up lanes shared out over the platform's switches as evenly as whole links
+    allow, rotated per GPU (DGX H100: 18 NVLinks over 4 NVSwitch chips = 5+4+4+5)."""
+    return lanes // switches + (1 if (switch + gpu) % switches < lanes % switches else 0)
+
+
+def mesh_lanes(lanes: int, gpus: int) -> int:
+    """Lanes of each GPU pair's link in a fully connected mesh of `gpus` GPUs."""
+    return max(1, lanes // (gpus - 1))

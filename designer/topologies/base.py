@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from designer.engine.budget import MAX_WORK
+from designer.model import placement
 from designer.model.catalog import Catalog, Part
 from designer.model.design import Design, Item, Link
 from designer.model.errors import DesignError, DesignerError, printable
@@ -213,15 +214,13 @@ class Builder:
                     for b in ids["switches"][i + 1:]:
                         self.link(a, b, medium, 2 * port_lanes)
                 return
-            # A GPU's links are shared out over the switches as evenly as whole links allow
-            # (DGX H100: 18 NVLinks over 4 NVSwitch chips = 5+4+4+5).
             for g, gpu_id in enumerate(gpus):
                 for s, switch_item in enumerate(ids["switches"]):
-                    share = lanes // count + (1 if (s + g) % count < lanes % count else 0)
+                    share = placement.switch_lanes(lanes, count, g, s)
                     if share:
                         self.link(gpu_id, switch_item, medium, share)
         elif scale_up.get("mesh"):
-            per_pair = max(1, lanes // (len(gpus) - 1))
+            per_pair = placement.mesh_lanes(lanes, len(gpus))
             for i, a in enumerate(gpus):
                 for b in gpus[i + 1:]:
                     self.link(a, b, medium, per_pair)

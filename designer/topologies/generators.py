@@ -7,6 +7,7 @@ import math
 
 from designer.model.catalog import MAX_ACCELERATOR_SLOTS, MAX_SERVER_NICS, Catalog
 from designer.model.design import MAX_TOTAL_COPIES, Design
+from designer.model.layout import tidy_in_place
 from designer.model.lint import ports_used
 from designer.topologies.base import Builder, Generator, Param, TopologyError, common_medium, new_design
 
@@ -579,4 +580,4 @@ def generate(template: str, catalog: Catalog | None = None, **params) -> Design:
 
     if template not in GENERATORS:
         raise TopologyError(f"unknown template '{template}'; choose from {', '.join(GENERATORS)}")
-    return GENERATORS[template](catalog or default_catalog(), **params)
+    return tidy_in_place(GENERATORS[template](catalog or default_catalog(), **params))

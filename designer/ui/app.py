@@ -88,6 +88,10 @@ def run_app(path: str | os.PathLike | None = None, screenshot: str | None = None
             print(f"cluster-designer: error: {exc}", file=sys.stderr)
             return 2
         outcome: dict = {}
+        # Nobody is there to answer a dialog: an engine bug's traceback goes to stderr, the failure
+        # to the exit status.
+        window.scheduler.crashed.disconnect()
+        window.scheduler.crashed.connect(lambda _message, details: print(details, file=sys.stderr, end=""))
         window.evaluated.connect(lambda r: outcome.setdefault("ok", r))
         window.evaluationFailed.connect(lambda m: outcome.setdefault("failed", m))
         window.show()
@@ -124,9 +128,21 @@ def run_app(path: str | os.PathLike | None = None, screenshot: str | None = None
         print(f"wrote {screenshot}")
         return 0
 
+    from designer.ui.errors import ExceptionHooks
+
+    hooks = ExceptionHooks(app)
+    hooks.install()
     window.show()
-    if path is not None:
-        QTimer.singleShot(0, lambda: window.open_path(path))
-    else:
+    if path is None:
         window.document.reset(window.document.design, None)
-    return app.exec()
+
+    def start() -> None:
+        window.offer_recovery(use_this_window=path is None)
+        if path is not None:
+            window.open_path(path)
+
+    QTimer.singleShot(0, start)
+    try:
+        return app.exec()
+    finally:
+        hooks.uninstall()

@@ -1,10 +1,11 @@
-"""Dialogs: the example gallery and About."""
+"""Dialogs (the example gallery, About) and the status bar's progress of a long export."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QHeaderView, QLabel, QMessageBox,
-                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QHBoxLayout, QHeaderView, QLabel,
+                               QMessageBox, QProgressBar, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout,
+                               QWidget)
 
 
 class ExampleGallery(QDialog):
@@ -78,3 +79,34 @@ def show_about(parent, catalog=None) -> None:
 
 def _esc(text: str) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+class ExportProgress(QWidget):
+    """A progress bar with Cancel for the status bar, shown while an export runs. A dialog would
+    take the focus from the main window, which then repaints all of it (seconds on a big canvas)."""
+
+    cancelled = Signal()
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.label = QLabel()
+        layout.addWidget(self.label)
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.bar.setFixedWidth(160)
+        layout.addWidget(self.bar)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop the export; nothing is written")
+        self.cancel_button.clicked.connect(self.cancelled)
+        layout.addWidget(self.cancel_button)
+        self.hide()
+
+    def begin(self, text: str) -> None:
+        self.label.setText(text)
+        self.bar.setValue(0)
+        self.show()
+
+    def show_progress(self, done: int, total: int) -> None:
+        self.bar.setValue(int(1000 * done / max(1, total)))

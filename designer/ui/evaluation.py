@@ -13,12 +13,14 @@ up is skipped without evaluating (cheap cancellation: the engine itself is not i
 from __future__ import annotations
 
 import time
+import traceback
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QElapsedTimer, QEventLoop, QObject, Qt, QTimer, Signal
 
 from designer.engine.evaluate import evaluate  # looked up at call time, so tests may patch it
+from designer.model.errors import DesignerError
 
 __all__ = ["EvaluationScheduler", "evaluate"]
 
@@ -27,7 +29,7 @@ class _Relay(QObject):
     """Lives on the UI thread; the worker emits on it and Qt queues the call to the UI thread."""
 
     done = Signal(int, object, float)
-    error = Signal(int, str, float)
+    error = Signal(int, str, str, float)
     skipped = Signal(int)
 
 
@@ -37,12 +39,15 @@ class EvaluationScheduler(QObject):
     Signals (always emitted on the thread that owns the scheduler, i.e. the UI thread):
       - `started(generation)` when a job is handed to the worker,
       - `finished(generation, result)` with the engine's Result, only for the latest generation,
-      - `failed(generation, message)` if the engine raised, only for the latest generation.
+      - `failed(generation, message)` if the engine raised, only for the latest generation,
+      - `crashed(message, traceback)` if the engine raised anything but a DesignerError (a bug,
+        not a refusal), whatever the generation.
     """
 
     started = Signal(int)
     finished = Signal(int, object)
     failed = Signal(int, str)
+    crashed = Signal(str, str)
 
     def __init__(self, catalog: Any = None, debounce_ms: int = 150, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -166,7 +171,8 @@ class EvaluationScheduler(QObject):
                 result = evaluate(snapshot, catalog, workload)
             except Exception as exc:  # noqa: BLE001 - every engine failure is reported, not raised
                 message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-                relay.error.emit(generation, message, time.perf_counter() - t0)
+                details = "" if isinstance(exc, DesignerError) else traceback.format_exc()
+                relay.error.emit(generation, message, details, time.perf_counter() - t0)
                 return
             relay.done.emit(generation, result, time.perf_counter() - t0)
         except RuntimeError:
@@ -185,8 +191,10 @@ class EvaluationScheduler(QObject):
         self._last_duration_s = seconds
         self.finished.emit(generation, result)
 
-    def _on_error(self, generation: int, message: str, seconds: float) -> None:
+    def _on_error(self, generation: int, message: str, details: str, seconds: float) -> None:
         self._settle()
+        if details and not self._closed:
+            self.crashed.emit(message, details)
         if not self._is_current(generation):
             return
         self._last_duration_s = seconds

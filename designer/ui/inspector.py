@@ -1,16 +1,21 @@
 """The inspector: the selected item's or link's properties, editable with validation.
 
 An invalid value is refused in place: the field turns red, the reason shows under it, and the model
-is left unchanged. Each accepted edit is one undo step. The part's catalogue figures are read-only.
+is left unchanged. A part change is checked first (`model.part_change`): one that would leave
+links or accelerators the new part cannot take is refused with the reasons, and where a
+consistent change exists it is offered on a button. Each accepted edit is one undo step. The
+part's catalogue figures are read-only.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt, QTimer
-from PySide6.QtWidgets import (QSizePolicy, QComboBox, QFormLayout, QLabel, QLineEdit, QTableWidget,
+from PySide6.QtWidgets import (QSizePolicy, QComboBox, QFormLayout, QLabel, QLineEdit, QPushButton, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget, QAbstractItemView, QHeaderView)
 
 from designer.document.document import Document
+from designer.model.edits import Edit
+from designer.model.part_change import check_part_change
 
 _BAD = "QLineEdit { border: 2px solid #d50000; background: #fff0f0; }"
 
@@ -40,6 +45,14 @@ class Inspector(QWidget):
         self.error.setStyleSheet("color: #b00020;")
         self.error.hide()
         outer.addWidget(self.error)
+        # The consistent change offered when a part change alone is refused (a platform's own
+        # accelerators with the platform, say): one click, one undo step.
+        self.fix_button = QPushButton()
+        self.fix_button.setObjectName("inspector_fix")
+        self.fix_button.hide()
+        self.fix_button.clicked.connect(self._apply_fix)
+        self._fix: Edit | None = None
+        outer.addWidget(self.fix_button)
         self.figures = QTableWidget(0, 2)
         self.figures.setHorizontalHeaderLabels(["Catalogue figure", "Value"])
         self.figures.verticalHeader().setVisible(False)
@@ -76,6 +89,7 @@ class Inspector(QWidget):
             self.form.removeRow(0)
         self.fields = {}
         self.error.hide()
+        self._offer(None)
         self.figures.setRowCount(0)
 
     def refresh(self) -> None:
@@ -107,7 +121,8 @@ class Inspector(QWidget):
                 if catalog.get(item.part) is None:
                     combo.addItem(f"{item.part} (not in the catalogue)", item.part)
                 combo.setCurrentIndex(max(0, combo.findData(item.part)))
-                combo.activated.connect(lambda _i, c=combo: self._commit_item("part", c.currentData()))
+                combo.setObjectName("inspector_part")
+                combo.activated.connect(lambda _i, c=combo: self._commit_part(c.currentData()))
                 self.form.addRow("Part", combo)
                 self.fields["part"] = combo
                 self._show_figures(item.part)
@@ -215,6 +230,36 @@ class Inspector(QWidget):
         if isinstance(field, QLineEdit):
             field.setStyleSheet("")
         self.error.hide()
+        self._offer(None)
+
+    def _offer(self, fix: Edit | None, text: str = "") -> None:
+        """Show the consistent change under the refusal (its words wrap in the label above; the
+        button stays short in a narrow dock)."""
+        self._fix = fix
+        self.fix_button.setText("Make both changes" if fix is not None else "")
+        self.fix_button.setToolTip(text)
+        self.fix_button.setVisible(fix is not None)
+
+    def _apply_fix(self) -> None:
+        fix, self._fix = self._fix, None
+        self.fix_button.hide()
+        if fix is not None and self.document.apply(fix):
+            self.error.hide()
+
+    def _commit_part(self, part_id: str) -> None:
+        """A part change the design would not survive is refused with the reasons (and the
+        consistent change offered, where there is one) before anything changes."""
+        item = self.document.design.items.get(self.item_id)
+        if item is None or item.part == part_id:
+            return self._accept_field("part")
+        check = check_part_change(self.document.design, self.document.catalog, item.id, part_id)
+        if not check.problems:
+            return self._commit_item("part", part_id)
+        combo = self.fields["part"]
+        combo.setCurrentIndex(max(0, combo.findData(item.part)))
+        offer = f"\n{check.fix_text}?" if check.fix is not None else ""
+        self._refuse("part", "Part not changed: " + "; ".join(check.problems) + "." + offer)
+        self._offer(check.fix, check.fix_text)
 
     def _commit_text(self, key: str, edit: QLineEdit) -> None:
         if self._refreshing:

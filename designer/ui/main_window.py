@@ -16,21 +16,25 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEventLoop, QMimeData, QSettings, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEventLoop, QMimeData, QSettings, QSignalBlocker, QSize, QStandardPaths, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter,
                                QToolBar)
 
+from designer.canvas.export import PngExport, export_vector
 from designer.canvas.scene import DesignScene
 from designer.canvas.view import DesignView
 from designer.document.document import Document
-from designer.io.examples import example_summaries
+from designer.io.autosave import Orphan, find_orphans
+from designer.io.examples import example_summaries, is_example
 from designer.io.files import SUFFIX, load_design, save_design
 from designer.model.catalog import Catalog, default_catalog
 from designer.model.design import Design
 from designer.model.errors import DesignerError
-from designer.paths import icons_dir
-from designer.ui.dialogs import ExampleGallery, show_about
+from designer.paths import examples_dir, icons_dir
+from designer.ui.autosave import Autosaver, RecoveryDialog, autosave_folder, describe, interval_ms
+from designer.ui.dialogs import ExampleGallery, ExportProgress, show_about
+from designer.ui.errors import report_error
 from designer.ui.inspector import Inspector
 from designer.ui.palette import Palette
 from designer.document.turns import later
@@ -38,6 +42,7 @@ from designer.document.turns import later
 ITEMS_MIME = "application/x-cluster-designer-items"
 MAX_RECENT = 8
 FILE_FILTER = "Cluster designs (*.cluster.json);;JSON files (*.json);;All files (*)"
+CANVAS_FORMATS = {"png": "PNG images (*.png)", "svg": "SVG drawings (*.svg)", "pdf": "PDF documents (*.pdf)"}
 
 
 def _app_icon() -> QIcon:
@@ -49,7 +54,7 @@ class MainWindow(QMainWindow):
     evaluated = Signal(object)  # the latest result shown
     evaluationFailed = Signal(str)
 
-    def __init__(self, catalog: Catalog | None = None, debounce_ms: int = 250):
+    def __init__(self, catalog: Catalog | None = None, debounce_ms: int = 250, autosave_interval_ms: int | None = None):
         super().__init__()
         from designer.ui.evaluation import EvaluationScheduler
         from designer.ui.results import ResultsPanel
@@ -65,6 +70,7 @@ class MainWindow(QMainWindow):
         self.last_result: Any = None
         self._paste_count = 0
         self.evaluations = 0
+        self.canvas_export: PngExport | None = None  # the latest PNG export (it runs over several turns)
 
         # Docks: palette + inspector on the left, results on the right.
         self.palette = Palette(self.catalog)
@@ -88,6 +94,8 @@ class MainWindow(QMainWindow):
         self.eval_label = QLabel("Not evaluated")
         self.eval_label.setObjectName("evaluationState")
         self.statusBar().addPermanentWidget(self.eval_label)
+        self.export_progress = ExportProgress()
+        self.statusBar().addPermanentWidget(self.export_progress)
 
         # Evaluation: the engine runs on one worker thread (see app.configure_process for the
         # interpreter settings that keep the canvas responsive meanwhile).
@@ -106,12 +114,14 @@ class MainWindow(QMainWindow):
         self.view.fileDropped.connect(self.open_path_interactive)
         self.results.findingActivated.connect(self.select_finding)
         self.results.workloadChanged.connect(self._on_workload)
+        self.results.phaseChosen.connect(self._on_overlay_phase)
         self.palette.partActivated.connect(self.place_part)
 
         self._build_actions()
         self._build_menus()
         self._update_title()
         self._on_selection()
+        self._build_safety(autosave_interval_ms)
 
     # --- actions -------------------------------------------------------------------------------
     def _action(self, name: str, text: str, slot, shortcut=None, tip: str = "", icon: str | None = None,
@@ -147,8 +157,15 @@ class MainWindow(QMainWindow):
         a("open_example", "Open &Example…", self.open_example_dialog, None, "Open one of the built-in example clusters")
         a("save", "&Save", self.save, keys.Save, "Save the design")
         a("save_as", "Save &As…", self.save_as, keys.SaveAs, "Save the design under a new name")
-        a("export_canvas", "Export Canvas &PNG…", self.export_canvas_png, None,
+        a("keep_backup", "Keep a &Backup When Saving", self._set_keep_backup, None,
+          "Keep the version a save replaces as NAME.cluster.json~", checkable=True)
+        a("export_canvas", "&PNG Image…", self.export_canvas_png, None,
           "The whole canvas as a PNG, 2× scale, white background")
+        self.act_export_canvas.setIconText("Export PNG")
+        a("export_canvas_svg", "&SVG Drawing…", lambda: self.export_canvas_vector("svg"), None,
+          "The whole canvas as an SVG vector drawing, for slides and papers")
+        a("export_canvas_pdf", "P&DF Document…", lambda: self.export_canvas_vector("pdf"), None,
+          "The whole canvas as a one-page vector PDF, for slides and papers")
         a("export_summary", "Export Summary &CSV…", self.export_summary_csv, None,
           "Metric, value, unit: the same rows as the summary table")
         a("export_bom", "Export &BOM CSV…", self.export_bom_csv, None, "Bill of materials as CSV")
@@ -177,9 +194,11 @@ class MainWindow(QMainWindow):
         a("zoom_in", "Zoom &In", lambda: self.view.zoom(1.25), [QKeySequence(keys.ZoomIn), QKeySequence("Ctrl+=")])
         a("zoom_out", "Zoom &Out", lambda: self.view.zoom(0.8), keys.ZoomOut)
         a("zoom_fit", "Zoom to &Fit", self.view.zoom_to_fit, "Ctrl+0", "Show the whole design")
+        a("tidy", "&Tidy Layout", self.tidy_layout, "Ctrl+Shift+L",
+          "Arrange the selected containers' contents (or the whole design) in rows, nothing overlapping")
         a("about", "&About Cluster Designer", lambda: show_about(self, self.catalog))
         for name in ("rename", "duplicate", "delete", "group", "ungroup", "cut", "copy", "paste", "select_all",
-                     "undo", "redo"):
+                     "undo", "redo", "tidy"):
             getattr(self, f"act_{name}").setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             self.view.addAction(getattr(self, f"act_{name}"))
 
@@ -194,8 +213,11 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(self.act_save)
         file_menu.addAction(self.act_save_as)
+        file_menu.addAction(self.act_keep_backup)
         file_menu.addSeparator()
-        file_menu.addAction(self.act_export_canvas)
+        canvas_menu = file_menu.addMenu("Export &Canvas")
+        for name in ("export_canvas", "export_canvas_svg", "export_canvas_pdf"):
+            canvas_menu.addAction(getattr(self, f"act_{name}"))
         self.plot_menu = file_menu.addMenu("Export P&lot PNG")
         self.plot_actions: dict[str, QAction] = {}
         for name in self.results.plot_names():
@@ -218,6 +240,8 @@ class MainWindow(QMainWindow):
         edit.addSeparator()
         for name in ("select_all", "group", "ungroup", "rename", "link_tool"):
             edit.addAction(getattr(self, f"act_{name}"))
+        edit.addSeparator()
+        edit.addAction(self.act_tidy)
 
         view = bar.addMenu("&View")
         for name in ("zoom_in", "zoom_out", "zoom_fit"):
@@ -234,7 +258,8 @@ class MainWindow(QMainWindow):
         tools.setIconSize(QSize(18, 18))
         tools.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         for name in ("new", "open", "open_example", "save", None, "undo", "redo", None, "delete", "duplicate",
-                     "group", "link_tool", None, "zoom_fit", None, "export_canvas", "export_summary", "export_bom"):
+                     "group", "link_tool", None, "zoom_fit", "tidy", None, "export_canvas", "export_summary",
+                     "export_bom"):
             if name is None:
                 tools.addSeparator()
             else:
@@ -245,7 +270,10 @@ class MainWindow(QMainWindow):
 
     # --- title, status ---------------------------------------------------------------------------
     def _update_title(self, *_args) -> None:
-        self.setWindowTitle(f"{self.document.display_name}[*] — Cluster Designer")
+        name = self.document.display_name
+        if self.document.path and is_example(self.document.path):
+            name += " (example)"  # read-only: Save asks for a file of the user's own
+        self.setWindowTitle(f"{name}[*] — Cluster Designer")
         self.setWindowModified(self.document.is_modified())
 
     def show_message(self, text: str, timeout_ms: int = 8000) -> None:
@@ -333,8 +361,12 @@ class MainWindow(QMainWindow):
 
     def _apply_overlay(self, result) -> None:
         if result is self.last_result:
-            self.scene.apply_result(result)
+            self.scene.apply_result(result, self.results.overlay_phase(result))
             self.view.update_legend()
+
+    def _on_overlay_phase(self) -> None:
+        if self.last_result is not None:
+            self._apply_overlay(self.last_result)
 
     def _on_eval_failed(self, generation: int, message: str) -> None:
         self.eval_label.setText("Evaluation failed")
@@ -429,12 +461,19 @@ class MainWindow(QMainWindow):
             self.open_path_interactive(dialog.chosen)
 
     def save(self) -> bool:
-        if not self.document.path or not self.document.path.endswith(".json"):
+        path = self.document.path
+        if not path or not path.endswith(".json") or is_example(path):
             return self.save_as()
-        return self.save_to(self.document.path)
+        return self.save_to(path)
 
     def save_as(self) -> bool:
-        suggested = self.document.path or str(Path(self._last_dir()) / f"{_slug(self.document.design.name)}{SUFFIX}")
+        """Ask where to save; an opened example is offered under its own name in the user's folder."""
+        path = self.document.path
+        if path and not is_example(path):
+            suggested = path
+        else:
+            name = Path(path).name if path else f"{_slug(self.document.design.name)}{SUFFIX}"
+            suggested = str(Path(self._last_dir()) / name)
         path, _ = QFileDialog.getSaveFileName(self, "Save design as", suggested, FILE_FILTER)
         if not path:
             return False
@@ -443,8 +482,10 @@ class MainWindow(QMainWindow):
         return self.save_to(path)
 
     def save_to(self, path: str) -> bool:
+        if not self._writable(path, "Cannot save design"):
+            return False
         try:
-            save_design(self.document.design, path)
+            save_design(self.document.design, path, backup=self.keep_backup)
         except (DesignerError, OSError) as exc:
             QMessageBox.warning(self, "Cannot save design", str(exc))
             return False
@@ -454,10 +495,23 @@ class MainWindow(QMainWindow):
         self.show_message(f"Saved {path}")
         return True
 
+    def _writable(self, path: str, title: str) -> bool:
+        """False, with a message, for a path in the installed examples folder: the shipped
+        examples stay as they are."""
+        if not is_example(path):
+            return True
+        QMessageBox.warning(self, title, f"{path} is in the built-in examples folder ({examples_dir()}), which is "
+                                         "read-only. Choose a folder of your own.")
+        return False
+
     def _last_dir(self) -> str:
-        if self.document.path:
-            return str(Path(self.document.path).parent)
-        return str(Path.home())
+        """The open design's folder, else that of the latest recent file outside the examples,
+        else the user's documents folder."""
+        for path in (self.document.path, *self.recent_files()):
+            if path and not is_example(path) and Path(path).parent.is_dir():
+                return str(Path(path).parent)
+        documents = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+        return documents if documents and Path(documents).is_dir() else str(Path.home())
 
     def recent_files(self) -> list[str]:
         value = self.settings.value("recentFiles", [])
@@ -488,23 +542,58 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getSaveFileName(self, title, str(Path(self._last_dir()) / default_name), filter_)
         return path or None
 
-    def export_canvas_png(self, path: str | None = None) -> str | None:
-        path = path or self._save_path("Export canvas as PNG", f"{_slug(self.document.display_name)}.png",
-                                       "PNG images (*.png)")
-        if not path:
+    def export_canvas_png(self, path: str | None = None) -> PngExport | None:
+        """Start exporting the canvas as a PNG (2× scale, white background), drawn over several
+        turns of the event loop with its progress and a Cancel button in the status bar. Returns
+        the export under way: its `finished`, `failed` or `cancelled` signal tells how it ended."""
+        if self.canvas_export is not None and not self.canvas_export.done:
+            self.show_message("An export of the canvas is already under way")
             return None
+        path = path or self._save_path("Export canvas as PNG", f"{_slug(self.document.display_name)}.png",
+                                       CANVAS_FORMATS["png"])
+        if not path or not self._writable(path, "Cannot export"):
+            return None
+        export = PngExport(self.scene, path, 2.0, self)
+        progress = self.export_progress
+        progress.cancelled.connect(export.cancel)
+        export.progress.connect(progress.show_progress)
+
+        def ended(text: str, error: str | None = None) -> None:
+            progress.cancelled.disconnect(export.cancel)
+            progress.hide()
+            self.show_message(text)
+            if error:
+                QMessageBox.warning(self, "Cannot export", error)
+
+        export.finished.connect(lambda written: ended(f"Wrote {written}"))
+        export.cancelled.connect(lambda: ended("Export cancelled: nothing was written"))
+        export.failed.connect(lambda error: ended(f"Export failed: {error}", error))
+        self.canvas_export = export
+        progress.begin(f"Exporting {Path(path).name}")
+        export.start()
+        return export
+
+    def export_canvas_vector(self, kind: str, path: str | None = None) -> str | None:
+        """The canvas as an SVG or PDF drawing (`kind`), vector, for slides and papers."""
+        path = path or self._save_path(f"Export canvas as {kind.upper()}",
+                                       f"{_slug(self.document.display_name)}.{kind}", CANVAS_FORMATS[kind])
+        if not path or not self._writable(path, "Cannot export"):
+            return None
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
-            self.view.render_png(path, 2.0)
+            export_vector(self.scene, path, kind, self.document.design.name or self.document.display_name)
         except OSError as exc:
             QMessageBox.warning(self, "Cannot export", str(exc))
             return None
+        finally:
+            QApplication.restoreOverrideCursor()
         self.show_message(f"Wrote {path}")
         return path
 
     def export_plot_png(self, name: str, path: str | None = None) -> str | None:
         path = path or self._save_path(f"Export {name} plot as PNG", f"{_slug(self.document.display_name)}-{name}.png",
                                        "PNG images (*.png)")
-        if not path:
+        if not path or not self._writable(path, "Cannot export"):
             return None
         try:
             self.results.export_plot_png(name, path)
@@ -523,7 +612,7 @@ class MainWindow(QMainWindow):
         suffix = "summary" if kind == "summary" else "bom"
         path = path or self._save_path(f"Export {suffix} CSV", f"{_slug(self.document.display_name)}-{suffix}.csv",
                                        "CSV files (*.csv)")
-        if not path:
+        if not path or not self._writable(path, "Cannot export"):
             return None
         text = summary_csv(self.last_result) if kind == "summary" else bom_csv(self.last_result)
         try:
@@ -607,6 +696,11 @@ class MainWindow(QMainWindow):
         if len(items) == 1:
             self.view.start_rename(items[0])
 
+    def tidy_layout(self) -> None:
+        selected = self.scene.selected_ids()
+        if not self.document.tidy_layout(selected):
+            self.show_message("Already tidy: nothing to move")
+
     def place_part(self, part_id: str) -> list[str]:
         """Place a part in the middle of the visible canvas (inside the rack/server there)."""
         centre = self.view.mapToScene(self.view.viewport().rect().center())
@@ -615,6 +709,69 @@ class MainWindow(QMainWindow):
     def _set_link_tool(self, on: bool) -> None:
         self.view.link_tool = bool(on)
         self.show_message("Link tool: drag from one item to another" if on else "Link tool off", 4000)
+
+    # --- autosave, recovery, backups, errors -------------------------------------------------------------
+    def _build_safety(self, autosave_interval_ms: int | None) -> None:
+        interval = interval_ms(self.settings) if autosave_interval_ms is None else autosave_interval_ms
+        self.autosaver = Autosaver(self.document, autosave_folder(), interval, self)
+        self.autosaver.failed.connect(self.show_message)
+        self.scheduler.crashed.connect(lambda summary, details: report_error(summary, details, self))
+        with QSignalBlocker(self.act_keep_backup):
+            self.act_keep_backup.setChecked(self.keep_backup)
+        self.recovered_windows: list[MainWindow] = []
+
+    @property
+    def keep_backup(self) -> bool:
+        """Whether a save keeps the version it replaces as NAME.cluster.json~ (a preference, on by default)."""
+        return self.settings.value("saving/keepBackup", True, type=bool)
+
+    def _set_keep_backup(self, on: bool) -> None:
+        self.settings.setValue("saving/keepBackup", bool(on))
+
+    def offer_recovery(self, use_this_window: bool = True) -> list[MainWindow]:
+        """Offer the autosaves of runs that ended without closing them (a crash, kill -9, a power
+        cut). Each one restored opens as an unsaved design: in this window first, if
+        `use_this_window` and it holds nothing of the user's, else in a new window (returned)."""
+        orphans = find_orphans(self.autosaver.slot.folder)
+        if not orphans:
+            return []
+        dialog = RecoveryDialog(orphans, self)
+        dialog.exec()
+        for orphan in dialog.discarded:
+            orphan.slot.discard()
+        for orphan in dialog.later:
+            orphan.slot.release()
+        opened: list[MainWindow] = []
+        for orphan in dialog.restored:
+            if use_this_window and not self.document.path and not self.document.is_modified():
+                target = self
+                use_this_window = False
+            else:
+                target = MainWindow(self.catalog, self.scheduler.debounce_ms, self.autosaver.interval)
+                target.resize(self.size())
+                target.show()
+                opened.append(target)
+            target.restore_autosave(orphan)
+        self.recovered_windows.extend(opened)
+        return opened
+
+    def restore_autosave(self, orphan: Orphan) -> bool:
+        """Open an autosave as an unsaved design with its original path (Save writes there). The
+        autosave stays until the design is saved or closed."""
+        try:
+            design = orphan.design(self.catalog)
+        except DesignerError as exc:
+            orphan.slot.release()
+            QMessageBox.warning(self, "Cannot restore design", str(exc))
+            return False
+        self.document.reset(design, orphan.record.original)
+        self.document.undo_stack.resetClean()
+        self.results.set_workload(self.workload)
+        self.autosaver.adopt(orphan)
+        self.fit_when_built()
+        what, when = describe(orphan.record)
+        self.show_message(f"Restored {what}, autosaved {when}; not saved yet")
+        return True
 
     # --- window events --------------------------------------------------------------------------------------
     def dragEnterEvent(self, event) -> None:
@@ -629,6 +786,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:
         if self.maybe_save():
+            self.autosaver.close()
             self.scheduler.shutdown(timeout_s=5)
             event.accept()
         else:

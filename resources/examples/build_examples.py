@@ -22,6 +22,7 @@ sys.path.insert(0, str(HERE.parent.parent))  # run from a checkout without insta
 from designer.io.files import save_design  # noqa: E402 - after the sys.path entry above
 from designer.model.catalog import Catalog, load_catalog  # noqa: E402 - after the sys.path entry above
 from designer.model.design import Design, Item  # noqa: E402 - after the sys.path entry above
+from designer.model.layout import tidy_in_place  # noqa: E402 - after the sys.path entry above
 from designer.topologies import generate  # noqa: E402 - after the sys.path entry above
 
 H100_RACK = ("Racks: 4 servers per 42U rack provisioned for 40.8 kW, NVIDIA's guidance for DGX/HGX H100 "
@@ -429,7 +430,7 @@ EXAMPLES = {
 }
 
 
-def _tidy(text: str) -> str:
+def _unwrapped(text: str) -> str:
     """Join the wrapped lines of each paragraph."""
     return "\n\n".join(" ".join(p.split()) for p in text.split("\n\n"))
 
@@ -437,8 +438,8 @@ def _tidy(text: str) -> str:
 def build(example_id: str, catalog: Catalog | None = None) -> Design:
     catalog = catalog or load_catalog(include_user=False)
     design = EXAMPLES[example_id](catalog)
-    design.description = _tidy(design.description)
-    return design
+    design.description = _unwrapped(design.description)
+    return tidy_in_place(design)  # the generators' designs are tidy; the edits above may not be
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -452,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
     for example_id in args.only or EXAMPLES:
         design = build(example_id, catalog)
         path = out / f"{example_id}.cluster.json"
-        save_design(design, path)
+        save_design(design, path, backup=False)
         print(f"wrote {path} ({path.stat().st_size:,} bytes, {len(design.items)} items, {len(design.links)} links)")
     return 0
 

@@ -52,9 +52,8 @@ class CollectivesTab:
         plotstyle.label(self.busbw_plot, "bottom", "Message size", "B")
         plotstyle.label(self.busbw_plot, "left", "Bus bandwidth", "GB/s")
         self.busbw_plot.setXLink(self.time_plot)
-        # One legend serves both plots (same colours), top left of the busbw plot: small messages never
-        # reach a high bus bandwidth, so that corner is always empty.
-        self.busbw_legend = plotstyle.legend(self.busbw_plot, offset=(10, 10))
+        # One legend under both plots serves both (same colours).
+        self.busbw_legend = plotstyle.outside_legend(view, row=2, columns=4)
         self.view = view
         v.addWidget(view, 1)
 
@@ -82,8 +81,9 @@ class CollectivesTab:
                 color = colors.ALGORITHM.get(algorithm, colors.SERIES[n % len(colors.SERIES)])
                 item = pg.PlotDataItem(name=algorithm, pen=pg.mkPen(color, width=2), symbol="o", symbolSize=5,
                                        symbolBrush=color, symbolPen=None)
-            # A named item joins the plot's legend by itself (the busbw plot's: one legend for both).
             (self.time_plot if plot_key == "time" else self.busbw_plot).addItem(item)
+            if plot_key == "busbw":
+                self.busbw_legend.addItem(item, item.name())
             curves[algorithm] = item
         return item
 

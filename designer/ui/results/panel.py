@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, QSize, Signal
+from PySide6.QtCore import QPointF, QRectF, QSize, QSizeF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 
@@ -31,6 +31,7 @@ class ResultsPanel(QWidget):
 
     workloadChanged = Signal(dict)
     findingActivated = Signal(str)
+    phaseChosen = Signal()  # the user chose another phase in the Utilization tab
 
     PLOTS = ("collectives", "utilization", "training")
 
@@ -62,6 +63,7 @@ class ResultsPanel(QWidget):
         self.model_combo = self.training.workload_form.model_combo
         self.training.workload_form.changed.connect(self.workloadChanged)
         self.lint.findingActivated.connect(self.findingActivated)
+        self.utilization.phase_combo.currentIndexChanged.connect(lambda _i: self.phaseChosen.emit())
         self._stale: set[str] = set()
         self.tabs.currentChanged.connect(lambda index: self._refresh(list(self.sections)[index]))
 
@@ -99,6 +101,11 @@ class ResultsPanel(QWidget):
     def result(self) -> Result | None:
         return self._result
 
+    def overlay_phase(self, result: Result) -> str | None:
+        """The phase the canvas overlay shows for `result`: the Utilization tab's choice where the
+        result has it, else None (each link at its busiest phase)."""
+        return self.utilization.phase_for(result)
+
     def plot_names(self) -> list[str]:
         return list(self.PLOTS)
 
@@ -114,20 +121,25 @@ class ResultsPanel(QWidget):
                 "training": self.training}[name].plot_items()
 
     def export_plot_png(self, name: str, path: str, scale: float = 2.0) -> str:
-        """Write one plot as a PNG on a white background (2× by default); returns the path."""
+        """Write one plot as a PNG on a white background (2× by default); returns the path. The
+        picture has the view's size, or more if its plots and legends need it; a view on a
+        hidden tab is laid out for the export first (Qt does that only when it is shown)."""
         view = self.plot_widget(name)
-        size = view.size()
-        if size.width() < 50 or size.height() < 50:
-            view.resize(640, 480)
-            size = view.size()
+        layout = view.ci
+        needed = layout.effectiveSizeHint(Qt.SizeHint.PreferredSize)
+        size = QSizeF(max(view.width(), needed.width(), 320.0), max(view.height(), needed.height(), 200.0))
+        shown = layout.geometry()
+        layout.setGeometry(QRectF(QPointF(0, 0), size))
+        layout.layout.activate()
         image = QImage(int(size.width() * scale), int(size.height() * scale), QImage.Format.Format_ARGB32)
         image.setDevicePixelRatio(scale)
         image.fill(QColor(colors.CANVAS_BACKGROUND))
         painter = QPainter(image)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
-        view.render(painter, QRectF(0, 0, size.width(), size.height()), view.viewport().rect())
+        view.scene().render(painter, QRectF(QPointF(0, 0), size), QRectF(QPointF(0, 0), size))
         painter.end()
+        layout.setGeometry(shown)
         if not image.save(str(path), "PNG"):
             raise OSError(f"could not write {path}")
         return str(path)

@@ -75,15 +75,9 @@ def label(plot: pg.PlotItem, side: str, text: str, unit: str, auto_si: bool = Fa
     axis.setLabel(text, units=unit, **LABEL_STYLE)
 
 
-def legend(plot: pg.PlotItem, offset=(-10, 10)) -> pg.LegendItem:
-    """A legend inside the plot, on a translucent white box."""
-    return plot.addLegend(offset=offset, labelTextSize=LEGEND_TEXT_SIZE, labelTextColor=colors.TEXT,
-                          brush=pg.mkBrush(translucent(colors.CANVAS_BACKGROUND, 220)),
-                          pen=pg.mkPen(translucent(colors.DIM_TEXT, 110)), verSpacing=-4)
-
-
 def outside_legend(view: pg.GraphicsLayoutWidget, row: int, columns: int) -> pg.LegendItem:
-    """A legend in its own layout row under a plot, so it never hides the bars."""
+    """A legend in its own layout row under a plot, so it never hides a curve or a bar and an
+    export of the view always holds all of it. Its cell is as large as its entries need."""
     item = pg.LegendItem(offset=None, labelTextSize=LEGEND_TEXT_SIZE, labelTextColor=colors.TEXT, colCount=columns,
                          horSpacing=18)
     view.ci.addItem(item, row=row, col=0)

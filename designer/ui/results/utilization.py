@@ -1,5 +1,6 @@
 """The Utilization tab: per-link utilization by tier for one communication phase (links sorted,
-busiest first, each owning its copies' share of the axis), and the per-GPU time split."""
+busiest first, each owning its copies' share of the axis), and the per-GPU time split. Its phase
+choice is also the phase the canvas colours its links by."""
 
 from __future__ import annotations
 
@@ -29,9 +30,10 @@ class UtilizationTab:
         v = QVBoxLayout(page)
         v.setContentsMargins(0, 4, 0, 0)
         row = QHBoxLayout()
-        row.addWidget(QLabel("Communication phase:"))
+        row.addWidget(QLabel("Phase (plot and canvas):"))
         self.phase_combo = QComboBox()
         self.phase_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.phase_combo.setToolTip("The communication phase this plot shows and the canvas colours its links by")
         self.phase_combo.currentIndexChanged.connect(lambda _i: self._draw())
         row.addWidget(self.phase_combo)
         row.addStretch(1)
@@ -45,22 +47,22 @@ class UtilizationTab:
         plotstyle.label(self.link_plot, "left", "Link utilization", "%")
         self.link_plot.setYRange(0, 100, padding=0.02)
         self.link_plot.setXRange(0, 100, padding=0.02)
-        plotstyle.legend(self.link_plot, offset=(-10, 10))
-        self.gpu_plot = view.addPlot(row=1, col=0)
+        self.tier_legend = plotstyle.outside_legend(view, row=1, columns=3)
+        self.gpu_plot = view.addPlot(row=2, col=0)
         plotstyle.style_plot(self.gpu_plot, "Per-GPU time over one training step")
         plotstyle.label(self.gpu_plot, "bottom", "Share of the step", "%")
         self.gpu_plot.getAxis("left").setTicks([[(0, "GPU")]])
         self.gpu_plot.setXRange(0, 100, padding=0.01)
         self.gpu_plot.setYRange(-0.5, 0.5, padding=0)
         self.gpu_plot.setMouseEnabled(x=False, y=False)
-        gpu_legend = plotstyle.outside_legend(view, row=2, columns=3)
+        gpu_legend = plotstyle.outside_legend(view, row=3, columns=3)
         for key, text in GPU_PARTS:
             item = plotstyle.bar(colors.GPU_TIME[key])
             self.gpu_plot.addItem(item)
             gpu_legend.addItem(item, text)
             self.gpu_bars[key] = item
         view.ci.layout.setRowStretchFactor(0, 3)
-        view.ci.layout.setRowStretchFactor(1, 1)
+        view.ci.layout.setRowStretchFactor(2, 1)
         self.view = view
         v.addWidget(view, 1)
         self.info = QLabel()
@@ -73,6 +75,11 @@ class UtilizationTab:
     def plot_items(self) -> dict[str, pg.GraphicsObject]:
         return {**{f"tier:{k}": v for k, v in self.tier_curves.items()},
                 **{f"gpu:{k}": v for k, v in self.gpu_bars.items()}}
+
+    def phase_for(self, result: Result) -> str | None:
+        """The phase chosen, if `result` has it; None for the busiest of all phases."""
+        phase = self.phase_combo.currentText()
+        return phase if phase in views.phase_names(result) else None
 
     def show(self, result: Result) -> None:
         self._result = result
@@ -102,6 +109,7 @@ class UtilizationTab:
         if item is None:
             item = pg.PlotDataItem(name=tier, pen=pg.mkPen(colors.tier_color(tier), width=2.5))
             self.link_plot.addItem(item)
+            self.tier_legend.addItem(item, tier)
             self.tier_curves[tier] = item
         return item
 

@@ -1,0 +1,315 @@
+"""Where items are drawn: the canvas geometry, and a tidy layout that places every container's
+contents in compact rows with nothing overlapping.
+
+The canvas draws a leaf item (switch, NIC, accelerator, CPU) as a LEAF_W × LEAF_H box whose top
+left is the item's position; a container (rack, server, group) encloses its contents with a
+margin on every side and a header above them, and is at least MIN_CONTAINER_W wide. Positions are
+in the parent's coordinates, so a container's box is wherever its contents are. `item_rects`
+computes every box exactly as the canvas does (`canvas.items` takes these constants from here).
+
+`tidy` arranges siblings in rows, tiers above what they serve: switches in rows above the items
+their links reach (a spine above the leaves, a leaf above the racks, a server's NVSwitches above
+its GPUs), then the compute, then NICs, then CPUs. Within a tier the rows the items already form
+are kept, left to right as they were (so a mesh stays a mesh), and a row of more than
+MAX_PER_ROW items is wrapped at the width of the widest other row (or of MIN_WRAP items). Rows
+are centred on each other. The result is deterministic and a second tidy changes nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from designer.model.design import Design, Item
+
+GRID = 20
+LEAF_W, LEAF_H = 64, 40
+HEADER_H = 22
+MARGIN = 12
+MIN_CONTAINER_W = 160
+EMPTY_CONTAINER_H = 70
+CONTAINER_KINDS = ("rack", "server", "group")
+
+GAP_X = 16  # between neighbours in a row (a leaf pitch of 80, four grid steps)
+GAP_Y = 20  # between rows of one tier (a leaf row pitch of 60)
+TIER_GAP = 60  # between tiers, where the links between them fan out
+MAX_PER_ROW = 16
+MIN_WRAP = 8
+
+# Tiers below the compute: NICs under what they serve, CPUs at the bottom.
+_TIERS = {"compute": 0, "nic": -1, "cpu": -2}
+
+
+@dataclass(frozen=True)
+class Rect:
+    left: float
+    top: float
+    width: float
+    height: float
+
+    @property
+    def right(self) -> float:
+        return self.left + self.width
+
+    @property
+    def bottom(self) -> float:
+        return self.top + self.height
+
+    def moved(self, dx: float, dy: float) -> Rect:
+        return Rect(self.left + dx, self.top + dy, self.width, self.height)
+
+    def united(self, other: Rect) -> Rect:
+        left, top = min(self.left, other.left), min(self.top, other.top)
+        return Rect(left, top, max(self.right, other.right) - left, max(self.bottom, other.bottom) - top)
+
+    def overlaps(self, other: Rect) -> bool:
+        return (self.left < other.right and other.left < self.right
+                and self.top < other.bottom and other.top < self.bottom)
+
+    def contains(self, other: Rect) -> bool:
+        return (self.left <= other.left and other.right <= self.right and self.top <= other.top
+                and other.bottom <= self.bottom)
+
+
+def is_container(item: Item) -> bool:
+    return item.kind in CONTAINER_KINDS
+
+
+def container_rect(contents: Rect | None) -> Rect:
+    """A container's box around its contents' bounding box (None: it is empty)."""
+    if contents is None:
+        return Rect(0, 0, MIN_CONTAINER_W, EMPTY_CONTAINER_H)
+    return Rect(contents.left - MARGIN, contents.top - MARGIN - HEADER_H,
+                max(contents.width + 2 * MARGIN, MIN_CONTAINER_W), contents.height + 2 * MARGIN + HEADER_H)
+
+
+def item_rects(design: Design, positions: dict[str, tuple[float, float]] | None = None) -> dict[str, Rect]:
+    """Every item's box in its own coordinates (its position is the origin), with the given
+    positions in place of the design's."""
+    index = design.children_index()
+    rects: dict[str, Rect] = {}
+
+    def visit(item: Item) -> Rect:
+        if not is_container(item):
+            rect = Rect(0, 0, LEAF_W, LEAF_H)
+        else:
+            contents = None
+            for child in index.get(item.id, []):
+                box = _in_parent(child, visit(child), positions)
+                contents = box if contents is None else contents.united(box)
+            rect = container_rect(contents)
+        rects[item.id] = rect
+        return rect
+
+    for item in index.get(None, []):
+        visit(item)
+    return rects
+
+
+def boxes_in_parent(design: Design, positions: dict[str, tuple[float, float]] | None = None) -> dict[str, Rect]:
+    """Every item's box in its parent's coordinates (the scene's for the top level)."""
+    rects = item_rects(design, positions)
+    return {item_id: _in_parent(design.items[item_id], rect, positions) for item_id, rect in rects.items()}
+
+
+def _in_parent(item: Item, rect: Rect, positions: dict[str, tuple[float, float]] | None) -> Rect:
+    x, y = positions.get(item.id, (item.x, item.y)) if positions else (item.x, item.y)
+    return rect.moved(x, y)
+
+
+def tidy(design: Design, selected: Iterable[str] = ()) -> dict[str, tuple[float, float]]:
+    """New positions (in the parent's coordinates) for the items a tidy moves; the others keep theirs.
+
+    With no selection, every container's contents and the top level are arranged. Otherwise each
+    selected container's contents are arranged (all the way down), and selected items that share
+    a parent are arranged among themselves, starting where they were; other items stay put."""
+    index = design.children_index()
+    old = boxes_in_parent(design)
+    sides = _sibling_links(design)
+    positions: dict[str, tuple[float, float]] = {}
+    rects: dict[str, Rect] = {}
+
+    def rect_of(item: Item) -> Rect:
+        """The item's box in its own coordinates with the positions chosen so far."""
+        if item.id not in rects:
+            if not is_container(item):
+                rects[item.id] = Rect(0, 0, LEAF_W, LEAF_H)
+            else:
+                contents = None
+                for child in index.get(item.id, []):
+                    box = _in_parent(child, rect_of(child), positions)
+                    contents = box if contents is None else contents.united(box)
+                rects[item.id] = container_rect(contents)
+        return rects[item.id]
+
+    def arrange_subtree(item: Item) -> None:
+        children = index.get(item.id, [])
+        for child in children:
+            if is_container(child):
+                arrange_subtree(child)
+        arrange(children)
+
+    def arrange(siblings: list[Item]) -> None:
+        if not siblings:
+            return
+        sizes = {s.id: rect_of(s) for s in siblings}
+        placed = _rows(siblings, sizes, old, sides, index)
+        start = min(old[s.id].left for s in siblings), min(old[s.id].top for s in siblings)
+        for sibling in siblings:
+            x, y = placed[sibling.id]
+            positions[sibling.id] = (start[0] + x, start[1] + y)
+        for sibling in siblings:
+            if sibling.parent is not None:
+                _forget_upwards(sibling.parent, design, rects)
+
+    chosen = {i for i in selected if i in design.items}
+    if not chosen:
+        for item in index.get(None, []):
+            if is_container(item):
+                arrange_subtree(item)
+        arrange(index.get(None, []))
+    else:
+        tops = [design.items[i] for i in sorted(chosen) if not any(a.id in chosen for a in design.ancestors(i))]
+        for item in tops:
+            if is_container(item):
+                arrange_subtree(item)
+        by_parent: dict[str | None, list[Item]] = {}
+        for item in tops:
+            by_parent.setdefault(item.parent, []).append(item)
+        for items in by_parent.values():
+            if len(items) > 1:
+                arrange(items)
+    return {i: p for i, p in positions.items() if p != (design.items[i].x, design.items[i].y)}
+
+
+def tidy_in_place(design: Design) -> Design:
+    """Tidy the whole design, changing its items' positions (for designs built in code)."""
+    for item_id, (x, y) in tidy(design).items():
+        design.update_item(item_id, x=x, y=y)
+    return design
+
+
+def _forget_upwards(item_id: str, design: Design, rects: dict[str, Rect]) -> None:
+    """Drop the cached boxes of a container whose contents moved, and of its ancestors."""
+    current: str | None = item_id
+    while current is not None and current in rects:
+        del rects[current]
+        current = design.items[current].parent
+
+
+def _sibling_links(design: Design) -> dict[str, set[str]]:
+    """For each item, the siblings whose subtree a link joins to its subtree."""
+    parent = {i: item.parent for i, item in design.items.items()}
+    sides: dict[str, set[str]] = {}
+    for link in design.links.values():
+        chain_a, chain_b = _chain(link.a, parent), _chain(link.b, parent)
+        on_b = set(chain_b)
+        lca = next((i for i in chain_a if i in on_b), None)
+        a_side = chain_a[chain_a.index(lca) - 1] if lca is not None else chain_a[-1]
+        b_side = chain_b[chain_b.index(lca) - 1] if lca is not None else chain_b[-1]
+        if lca in (link.a, link.b) or a_side == b_side:
+            continue  # one end holds the other
+        sides.setdefault(a_side, set()).add(b_side)
+        sides.setdefault(b_side, set()).add(a_side)
+    return sides
+
+
+def _chain(item_id: str, parent: dict[str, str | None]) -> list[str]:
+    """The item and its ancestors, innermost first."""
+    chain = [item_id]
+    while parent.get(chain[-1]) is not None:
+        chain.append(parent[chain[-1]])
+    return chain
+
+
+def _role(item: Item, index: dict[str | None, list[Item]]) -> str:
+    """switch, nic, cpu or compute; a rack or group by what it holds (a group of spines is a switch)."""
+    if item.kind == "switch":
+        return "switch"
+    if item.kind in ("nic", "cpu"):
+        return item.kind
+    if item.kind in ("rack", "group"):
+        roles = {_role(child, index) for child in index.get(item.id, [])}
+        if len(roles) == 1 and roles != {"compute"}:
+            return roles.pop()
+    return "compute"
+
+
+def _tiers(siblings: list[Item], sides: dict[str, set[str]], index) -> dict[str, int]:
+    """Each sibling's tier, higher drawn above: compute 0, NICs -1, CPUs -2, and a switch one
+    above the nearest sibling it links to that is not a switch, counting through other switches
+    (a leaf 1, its spine 2). A switch linked to no such sibling is tier 1."""
+    ids = {s.id for s in siblings}
+    roles = {s.id: _role(s, index) for s in siblings}
+    tier = {i: _TIERS[r] for i, r in roles.items() if r != "switch"}
+    frontier, distance = sorted(tier), 0
+    while frontier:
+        distance += 1
+        following = []
+        for i in frontier:
+            for other in sorted(sides.get(i, set()) & ids):
+                if other not in tier:
+                    tier[other] = distance
+                    following.append(other)
+        frontier = following
+    return {s.id: tier.get(s.id, 1) for s in siblings}
+
+
+def _rows(siblings: list[Item], sizes: dict[str, Rect], old: dict[str, Rect], sides, index
+          ) -> dict[str, tuple[float, float]]:
+    """Positions relative to the arrangement's top left, rows centred on the widest."""
+    tiers = _tiers(siblings, sides, index)
+    bands: list[tuple[int, list[Item]]] = []
+    for tier in sorted(set(tiers.values()), reverse=True):
+        members = sorted((s for s in siblings if tiers[s.id] == tier), key=lambda s: (old[s.id].top, old[s.id].left))
+        for band in _bands(members, old):
+            bands.append((tier, sorted(band, key=lambda s: (old[s.id].left, old[s.id].top))))
+    # A row too long (more than MAX_PER_ROW items) wraps at the width of the widest row that is
+    # not, or of MIN_WRAP of its items if that is wider.
+    widest_short = max((_width(band, sizes) for _, band in bands if len(band) <= MAX_PER_ROW), default=0.0)
+    rows: list[tuple[int, list[Item]]] = []
+    for tier, band in bands:
+        if len(band) <= MAX_PER_ROW:
+            rows.append((tier, band))
+            continue
+        target = max(widest_short, _width(band[:MIN_WRAP], sizes))
+        row: list[Item] = []
+        for item in band:
+            if row and (len(row) == MAX_PER_ROW or _width(row + [item], sizes) > target):
+                rows.append((tier, row))
+                row = []
+            row.append(item)
+        rows.append((tier, row))
+    widths = [_width(row, sizes) for _, row in rows]
+    widest = max(widths)
+    placed: dict[str, tuple[float, float]] = {}
+    top, previous = 0.0, None
+    for (tier, row), width in zip(rows, widths):
+        if previous is not None:
+            top += GAP_Y if tier == previous else TIER_GAP
+        left = (widest - width) // 2
+        for item in row:
+            size = sizes[item.id]
+            placed[item.id] = (left - size.left, top - size.top)
+            left += size.width + GAP_X
+        top += max(sizes[s.id].height for s in row)
+        previous = tier
+    return placed
+
+
+def _width(row: list[Item], sizes: dict[str, Rect]) -> float:
+    return sum(sizes[s.id].width for s in row) + GAP_X * (len(row) - 1)
+
+
+def _bands(members: list[Item], old: dict[str, Rect]) -> list[list[Item]]:
+    """The rows the items form where they are now: an item joins the row above when its top is
+    within half a height of that row's first item's top (members sorted by top)."""
+    bands: list[list[Item]] = []
+    for item in members:
+        box = old[item.id]
+        if bands:
+            first = old[bands[-1][0].id]
+            if box.top - first.top < min(first.height, box.height) / 2:
+                bands[-1].append(item)
+                continue
+        bands.append([item])
+    return bands

@@ -1,0 +1,73 @@
+"""What breaks if an item becomes another part, asked before the change is made.
+
+A part change that leaves a link on a medium the new part does not take (an InfiniBand switch
+made an Ethernet one) or accelerators on a platform whose scale-up fabric they cannot use (a DGX
+H100 made an MI300X platform, H100s and all) is refused with the reasons. Where one consistent
+change exists (the platform's own accelerators and scale-up fabric), it is offered as one edit."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from designer.model import edits, placement
+from designer.model.catalog import Catalog
+from designer.model.design import Design
+from designer.model.edits import Edit
+
+
+@dataclass(frozen=True)
+class PartChange:
+    """The answer: no `problems`, or the reasons the change alone is refused and, if there is
+    one, the consistent `fix` (the part change and what has to change with it) and what the fix
+    does in words (`fix_text`)."""
+
+    problems: tuple[str, ...] = ()
+    fix: Edit | None = None
+    fix_text: str = ""
+
+
+def check_part_change(design: Design, catalog: Catalog, item_id: str, part_id: str) -> PartChange:
+    item, new = design.item(item_id), catalog.get(part_id)
+    if new is None:
+        return PartChange((f"'{part_id}' is not in the catalogue",))
+    if new.kind != item.kind:
+        return PartChange((f"{new.name} is a {new.kind}, not a {item.kind}",))
+    problems = _unsupported_links(design, catalog, item_id, new)
+    if item.kind == "accelerator":
+        server = design.enclosing(item_id, "server")
+        platform = catalog.get(server.part) if server is not None else None
+        if platform is not None and not placement.fits_platform(catalog, new, platform):
+            problems.append(f"{new.name} does not fit {server.label}: the {platform.name} joins its GPUs over "
+                            f"{_names(catalog, placement.scale_up_media(catalog, platform))}")
+    if item.kind != "server":
+        return PartChange(tuple(problems))
+    misfits = Counter(catalog[a.part].name for a in _accelerators(design, catalog, item_id)
+                      if not placement.fits_platform(catalog, catalog[a.part], new))
+    fabric = _names(catalog, placement.scale_up_media(catalog, new))
+    for name, count in misfits.items():
+        problems.append(f"{count} {name} in {item.label} cannot join the {new.name}'s scale-up fabric ({fabric})")
+    default = catalog.get(new.get("default_accelerator"))
+    if not misfits or default is None or len(problems) > len(misfits):
+        return PartChange(tuple(problems))
+    swapped = " and ".join(f"{count} {name}" for name, count in misfits.items())
+    return PartChange(tuple(problems), edits.change_platform(design, catalog, item_id, part_id),
+                      f"Also swap the {swapped} for {default.name} and rewire the scale-up fabric")
+
+
+def _unsupported_links(design: Design, catalog: Catalog, item_id: str, new) -> list[str]:
+    by_medium = Counter(link.medium for link in design.links_of(item_id) if link.medium not in new.media)
+    supported = ", ".join(new.media) or "none"
+    label = design.items[item_id].label
+    return [f"{new.name} does not support {_names(catalog, [medium])}, used by {count} link{'s' if count > 1 else ''} "
+            f"of {label} (it supports {supported})" for medium, count in by_medium.items()]
+
+
+def _accelerators(design: Design, catalog: Catalog, server_id: str) -> list:
+    """The server's own catalogued accelerators (not those of a server nested inside it)."""
+    return [i for i in design.descendants(server_id) if i.kind == "accelerator" and catalog.get(i.part) is not None
+            and design.enclosing(i.id, "server").id == server_id]
+
+
+def _names(catalog: Catalog, media) -> str:
+    return " or ".join(sorted(catalog[m].name if catalog.get(m) else m for m in media or ()))
