@@ -97,7 +97,7 @@ _FIELDS: dict[str, dict[str, dict]] = {
         "default_cpu": _ID, "default_cpus": _count(0, MAX_SERVER_CPUS), "media": _MEDIA,
         "scale_up": {"type": "object", "additionalProperties": False, "properties": {
             "switch": _ID, "pcie_switch": _ID, "switches": _count(1, MAX_SCALE_UP_SWITCHES),
-            "mesh": {"type": "boolean"}}},
+            "mesh": {"type": "boolean"}, "domain_servers": _count(1, 1_000_000)}},
     },
     "rack": {"height_u": _positive(100, "U"), "power_budget_kw": _positive(10_000, "kW")},
     "medium": {
