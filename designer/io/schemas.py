@@ -31,20 +31,21 @@ MAX_SIZES = 64  # collective message sizes: a plot's worth
 MAX_SIZE_BYTES = 2 ** 50  # 1 PiB per message
 MAX_TEMPLATE_PARAMS = 64
 
-# Text is valid Unicode (an unpaired surrogate cannot be written back as UTF-8) without control
-# characters (a name is printed on terminals); descriptions may hold tabs and line breaks.
-_NAME_PATTERN = r"^[^\x00-\x1f\x7f-\x9f\ud800-\udfff]*$"
-_TEXT_PATTERN = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]*$"
+# Text holds no control characters (a name is printed on terminals); descriptions may hold tabs and
+# line breaks. Text UTF-8 cannot store (an unpaired surrogate from a "\udcff" escape) loads, and is
+# refused when saved, naming the field (designer.io.files.save_design).
+_NAME_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]*$"
+_TEXT_PATTERN = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]*$"
 
 
 def _name(max_chars: int = MAX_NAME_CHARS) -> dict:
     return {"type": "string", "maxLength": max_chars, "pattern": _NAME_PATTERN,
-            "x-expected": f"a name of at most {max_chars:,} characters, valid Unicode, no control characters"}
+            "x-expected": f"a name of at most {max_chars:,} characters, no control characters"}
 
 
 def _text(max_chars: int) -> dict:
     return {"type": "string", "maxLength": max_chars, "pattern": _TEXT_PATTERN,
-            "x-expected": f"a text of at most {max_chars:,} characters, valid Unicode, no control characters"}
+            "x-expected": f"a text of at most {max_chars:,} characters, no control characters"}
 
 
 def _whole(low: int, high: int, what: str = "a whole number") -> dict:

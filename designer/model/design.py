@@ -42,8 +42,7 @@ MAX_NAME_CHARS = 200  # an item's or a design's name: what a file may hold (desi
 DEFAULT_EXPAND_LIMIT = 200_000
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
 _ID_PATTERN = re.compile(ID_PATTERN)
-# Control characters (a name is printed on terminals) and unpaired surrogates (not UTF-8).
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # a name is printed on terminals
 
 
 @dataclass(frozen=True)
@@ -387,7 +386,7 @@ class Design:
             raise DesignError(f"item '{item.id}': only a group may have a count above 1 (wrap it in a group)")
         if item.count > MAX_GROUP_COUNT:
             raise DesignError(f"item '{item.id}': count {item.count:,} is above the limit of {MAX_GROUP_COUNT:,}")
-        if not isinstance(item.name, str) or len(item.name) > MAX_NAME_CHARS or _UNPRINTABLE.search(item.name):
+        if not isinstance(item.name, str) or len(item.name) > MAX_NAME_CHARS or _CONTROL.search(item.name):
             raise DesignError(f"item '{item.id}': a name is printable text of at most {MAX_NAME_CHARS} characters")
         if item.kind in HARDWARE_KINDS and not item.part:
             raise DesignError(f"item '{item.id}': a {item.kind} needs a catalogue part")
