@@ -23,6 +23,7 @@ test: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/python benchmarks/bench_engine.py --tiny
 	$(BIN)/python benchmarks/bench_gui.py --tiny
+	$(BIN)/python benchmarks/fuzz.py --count 50 --cli 3
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
 bench: $(STAMP)

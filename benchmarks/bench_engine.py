@@ -48,7 +48,7 @@ def design_of(gpus: int, catalog: Catalog):
 
 
 def workload(plan: dict) -> dict:
-    model = workloads.resolve("llama3-405b")
+    model = workloads.preset("llama3-405b")
     model["global_batch"] = 1 << 16
     return {"collective": {"op": "allreduce", "sizes": SIZES, "algorithm": "auto"},
             "training": {"model": model, "plan": plan}}
@@ -95,7 +95,7 @@ def main(argv=None) -> int:
     gpus = 64 if args.tiny else 10240
     fabric = build_fabric(design_of(gpus, catalog), catalog)
     t = time.perf_counter()
-    best = training.auto_plan(fabric, workloads.resolve("llama2-70b" if args.tiny else "llama3-405b"))
+    best = training.auto_plan(fabric, workloads.preset("llama2-70b" if args.tiny else "llama3-405b"))
     print(f"auto plan on {gpus:,} accelerators: {time.perf_counter() - t:.3f} s → "
           f"{best['plan'] if best else 'no plan fits'}")
     if not args.tiny:

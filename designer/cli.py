@@ -8,13 +8,19 @@ from __future__ import annotations
 import argparse
 import sys
 
-from designer.model.errors import DesignerError
+from designer.model.errors import MAX_MESSAGE_CHARS, DesignerError, printable
 
 COMMANDS = ("gui", "templates", "new", "examples", "evaluate", "export")
 
 
 class UsageError(DesignerError):
     pass
+
+
+def one_line_message(exc: DesignerError) -> str:
+    """A refusal as one printable line of at most MAX_MESSAGE_CHARS, whatever text it quotes."""
+    text = printable(str(exc))
+    return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS - 1] + "…"
 
 
 def _version() -> str:
@@ -94,14 +100,25 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
 
 def _evaluate_file(args):
     from designer.engine import evaluate
-    from designer.engine.options import workload_from_options
+    from designer.engine.budget import BudgetError
+    from designer.engine.workloads import WorkloadError
     from designer.io.examples import resolve_design_path
-    from designer.io.files import load_design
+    from designer.io.files import DesignFileError, load_design
+    from designer.io.options import placed, workload_from_options
 
     catalog = _catalog(args)
-    design = load_design(resolve_design_path(args.file), catalog)
-    workload = workload_from_options(design, **{name: getattr(args, name) for name in ENGINE_OPTIONS})
-    return evaluate(design, catalog, workload=workload)
+    path = resolve_design_path(args.file)
+    design = load_design(path, catalog)
+    given = {name: getattr(args, name) for name in ENGINE_OPTIONS}
+    workload = workload_from_options(design, **given)
+    try:
+        return evaluate(design, catalog, workload=workload)
+    except WorkloadError as exc:
+        if exc.setting is None:
+            raise
+        raise placed(exc, given, path) from None
+    except BudgetError as exc:
+        raise DesignFileError(path, None, str(exc)) from None
 
 
 def cmd_templates(args) -> int:
@@ -200,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
             _catalog(args)  # a bad catalogue is refused before any command runs
         return HANDLERS[args.command](args)
     except DesignerError as exc:
-        print(f"cluster-designer: error: {exc}", file=sys.stderr)
+        print(f"cluster-designer: error: {one_line_message(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

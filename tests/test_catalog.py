@@ -88,31 +88,52 @@ def test_user_catalog_in_config_folder_is_read(tmp_path, monkeypatch):
     assert "rack-tiny" in load_catalog()
 
 
+_SERVER = {"id": "s1", "kind": "server", "name": "x", "source": "s", "height_u": 1, "system_power_w": 1,
+           "accelerator_slots": 8}
+
+
 @pytest.mark.parametrize("entry,field,problem", [
     ({"id": "Bad_Id", "kind": "rack", "name": "x", "source": "s", "height_u": 1, "power_budget_kw": 1}, "id",
      "kebab-case"),
     ({"id": "r1", "kind": "rack", "name": "x", "source": "s", "height_u": -1, "power_budget_kw": 1}, "height_u",
-     "non-negative"),
+     "got -1 (part 'r1')"),
     ({"id": "r1", "kind": "rack", "name": "x", "source": "s", "height_u": "tall", "power_budget_kw": 1}, "height_u",
-     "expected a number"),
+     "got \"tall\""),
     ({"id": "r1", "kind": "rack", "name": "x", "source": "", "height_u": 1, "power_budget_kw": 1}, "source",
      "non-empty"),
-    ({"id": "r1", "kind": "rack", "name": "x", "source": "s", "height_u": 1}, "power_budget_kw", "missing"),
+    ({"id": "r1", "kind": "rack", "name": "x", "source": "s", "height_u": 1}, "", "missing field 'power_budget_kw'"),
     ({"id": "r1", "kind": "robot", "name": "x", "source": "s"}, "kind", "expected one of"),
     ({"id": "g1", "kind": "accelerator", "name": "x", "source": "s", "memory_gb": 1, "memory_bw_tb_per_s": 1,
-      "power_w": 1, "peak_tflops": {"fp4": 3}}, "peak_tflops.fp4", "unknown precision"),
+      "power_w": 1, "peak_tflops": {"fp4": 3}}, "peak_tflops", "unknown field \"fp4\""),
     ({"id": "g1", "kind": "accelerator", "name": "x", "source": "s", "memory_gb": 1, "memory_bw_tb_per_s": 1,
-      "power_w": 1, "media": ["warp-drive"]}, "media", "unknown medium 'warp-drive'"),
+      "power_w": 1, "media": ["warp-drive"]}, "media[0]", "unknown medium 'warp-drive'"),
+    # Found by fuzzing: each crashed, or was accepted, before the catalogue had a schema.
+    (_SERVER | {"scale_up": {"switch": "nvswitch-gen3", "switches": -4}}, "scale_up.switches", "got -4"),
+    (_SERVER | {"scale_up": {"switch": "nvswitch-gen3", "switches": "4"}}, "scale_up.switches", "got \"4\""),
+    (_SERVER | {"scale_up": [1]}, "scale_up", "expected an object"),
+    (_SERVER | {"default_nics": 4}, "default_nics", "no default_nic"),
+    (_SERVER | {"accelerator_slots": 10 ** 9}, "accelerator_slots", "from 0 to 256"),
+    ({"id": "m1", "kind": "medium", "name": "x", "source": "s", "lane_gb_per_s": 1, "latency_ns": 1, "tier": 3},
+     "tier", "got 3"),
+    ({"id": "r1", "kind": "rack", "name": "x", "source": "s", "height_u": 1, "power_budget_kw": 1e308},
+     "power_budget_kw", "at most 10,000 kW"),
+    ({"id": "nvswitch-gen3", "kind": "nic", "name": "x", "source": "s", "port_gbps": 1, "ports": 1}, "kind",
+     "overrides a switch"),
 ])
-def test_malformed_catalogue_names_file_part_and_field(tmp_path, entry, field, problem):
+def test_malformed_catalogue_names_the_users_file_and_json_path(tmp_path, entry, field, problem):
     path = _write(tmp_path, [entry])
     with pytest.raises(CatalogError) as caught:
         load_catalog(path, include_user=False)
     message = str(caught.value)
-    assert str(path) in message
-    assert f"field '{field}'" in message
-    assert problem in message
-    assert "part '" in message
+    assert message.startswith(f"{path}: $.parts[0]{'.' + field if field else ''}: ")
+    assert problem in message and "\n" not in message
+
+
+def test_catalogue_that_is_not_utf8_names_the_file(tmp_path):
+    path = tmp_path / "mine.json"
+    path.write_bytes(b'{"format": "cluster-designer-catalog", "version": 1, "parts": [{"name": "\xff"}]}')
+    with pytest.raises(CatalogError, match=r"mine.json: is not UTF-8 text \(byte 73 is 0xff\)"):
+        load_catalog(path, include_user=False)
 
 
 def test_malformed_catalogue_json_is_refused_with_position(tmp_path):

@@ -104,7 +104,7 @@ def test_malformed_catalog_option_exits_2(capsys, tmp_path):
     extra.write_text(json.dumps({"format": "cluster-designer-catalog", "version": 1,
                                  "parts": [{"id": "x", "kind": "rack"}]}))
     code, _, err = run(capsys, "--catalog", str(extra), "templates")
-    assert code == 2 and "part 'x', field 'name'" in err
+    assert code == 2 and f"{extra}: $.parts[0]: missing field 'name' (part 'x')" in err
 
 
 def test_version(capsys):

@@ -3,6 +3,7 @@ import math
 import pytest
 
 from designer.engine.collectives import BUS_FACTOR, OPS, CollectiveError, collective_rows, parse_size
+from designer.engine.workloads import WorkloadError
 from designer.engine.network import build_fabric
 from designer.model.catalog import default_catalog
 from designer.topologies import generate
@@ -51,11 +52,13 @@ def test_subset_inside_one_server_uses_scale_up(cluster):
     assert rows[0]["ranks"] == 16
 
 
-def test_bad_algorithm_and_ranks(cluster):
-    with pytest.raises(CollectiveError):
+def test_algorithm_and_ranks_that_do_not_fit_the_design_name_their_setting(cluster):
+    with pytest.raises(WorkloadError, match="does not apply") as caught:
         collective_rows(cluster, "allreduce", [M], "torus")
-    with pytest.raises(CollectiveError):
+    assert caught.value.setting == "collective.algorithm"
+    with pytest.raises(WorkloadError, match="expected 1 to 128 ranks") as caught:
         collective_rows(cluster, "allreduce", [M], "auto", 10 ** 9)
+    assert caught.value.setting == "collective.ranks"
 
 
 def test_torus_algorithm():

@@ -345,4 +345,4 @@ def test_a_name_utf8_cannot_store_is_shown_and_refused_on_save(qtbot, make_windo
     window.document.set_item(document["items"][0]["id"], name="edited")
     assert window.save_to(str(odd)) is False
     [message] = warnings
-    assert message.startswith(f"{odd} at $.items[2].name: cannot be saved: the text holds U+D800")
+    assert message.startswith(f"{odd}: $.items[2].name: cannot be saved: the text holds U+D800")

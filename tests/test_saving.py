@@ -135,10 +135,10 @@ def test_text_utf8_cannot_store_is_refused_before_writing_naming_the_field(saved
     before = saved.read_bytes()
     with pytest.raises(DesignFileError) as caught:
         save_design(design, saved)
-    assert str(caught.value).startswith(f"{saved} at $.items[3].name: cannot be saved: the text holds U+DCFF")
+    assert str(caught.value).startswith(f"{saved}: $.items[3].name: cannot be saved: the text holds U+DCFF")
     assert saved.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["odd.cluster.json", "pod.cluster.json"]
-    with pytest.raises(DesignFileError, match=r"at \$\.name: cannot be saved: the text holds U\+D800"):
+    with pytest.raises(DesignFileError, match=r": \$\.name: cannot be saved: the text holds U\+D800"):
         save_design(_design("Pod \ud800"), saved)
 
 

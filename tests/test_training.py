@@ -13,18 +13,18 @@ def fabric():
 
 @pytest.mark.parametrize("name", list(workloads.PRESETS))
 def test_presets_resolve(name):
-    model = workloads.resolve(name)
+    model = workloads.preset(name)
     assert workloads.parameters(model) > 1e9
 
 
 def test_parameter_counts_match_names():
-    assert abs(workloads.parameters(workloads.resolve("gpt3-175b")) / 175e9 - 1) < 0.05
-    assert abs(workloads.parameters(workloads.resolve("llama2-70b")) / 70e9 - 1) < 0.05
-    assert abs(workloads.parameters(workloads.resolve("llama3-405b")) / 405e9 - 1) < 0.05
+    assert abs(workloads.parameters(workloads.preset("gpt3-175b")) / 175e9 - 1) < 0.05
+    assert abs(workloads.parameters(workloads.preset("llama2-70b")) / 70e9 - 1) < 0.05
+    assert abs(workloads.parameters(workloads.preset("llama3-405b")) / 405e9 - 1) < 0.05
 
 
 def test_fixed_plan_breakdown(fabric):
-    model = workloads.resolve("llama2-70b")
+    model = workloads.preset("llama2-70b")
     r, util = training.training(fabric, {"model": model, "plan": {"tp": 8, "pp": 4, "dp": 8, "mb": 1,
                                                                   "recompute": "selective", "zero": 1}})
     assert r["fits"]
@@ -37,14 +37,14 @@ def test_fixed_plan_breakdown(fabric):
 
 
 def test_plan_that_does_not_fit_says_why(fabric):
-    model = workloads.resolve("gpt3-175b")
+    model = workloads.preset("gpt3-175b")
     r, _ = training.training(fabric, {"model": model, "plan": {"tp": 1, "pp": 1, "dp": 256, "mb": 1,
                                                                "recompute": "none", "zero": 0}})
     assert r["fits"] is False and "GB" in r["why"] and r["step_time_s"] is None
 
 
 def test_auto_plan_is_no_slower_than_a_fixed_one(fabric):
-    model = workloads.resolve("llama2-70b")
+    model = workloads.preset("llama2-70b")
     auto, _ = training.training(fabric, {"model": model, "plan": "auto"})
     fixed, _ = training.training(fabric, {"model": model, "plan": {"tp": 8, "pp": 4, "dp": 8, "mb": 1,
                                                                    "recompute": "selective", "zero": 1}})
@@ -53,13 +53,15 @@ def test_auto_plan_is_no_slower_than_a_fixed_one(fabric):
 
 def test_invalid_plan_raises(fabric):
     with pytest.raises(training.PlanError):
-        training.training(fabric, {"model": workloads.resolve("llama2-70b"), "plan": {"tp": 3, "pp": 1}})
+        training.training(fabric, {"model": workloads.preset("llama2-70b"), "plan": {"tp": 3, "pp": 1}})
 
 
 def test_custom_workload(tmp_path):
+    from designer.io.files import load_workload
+
     path = tmp_path / "m.json"
     path.write_text('{"name": "tiny", "layers": 12, "hidden": 768, "heads": 12, "seq": 1024, "global_batch": 64}')
-    model = workloads.resolve(str(path))
+    model = load_workload(path)
     assert model["ffn"] == 3072 and model["name"] == "tiny"
-    with pytest.raises(workloads.WorkloadError):
-        workloads.custom({"layers": 0, "hidden": 768, "heads": 12})
+    with pytest.raises(workloads.WorkloadError, match="multiple of heads"):
+        workloads.custom({"layers": 2, "hidden": 768, "heads": 7})

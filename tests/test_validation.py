@@ -56,7 +56,7 @@ def test_one_cx7_port_through_nccl():
 
 def test_megatron_1p7b_on_32_a100():
     f = fabric("rail-fat-tree", platform="dgx-a100", switch="qm8700", nodes=4)
-    model = workloads.resolve("megatron-1.7b")
+    model = workloads.preset("megatron-1.7b")
     result, _ = training.training(f, {"model": model, "plan": {"tp": 1, "pp": 1, "dp": 32, "mb": 1,
                                                                 "recompute": "full", "zero": 0}})
     assert result["fits"]

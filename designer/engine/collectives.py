@@ -19,6 +19,7 @@ import numpy as np
 
 from designer.engine import calibration as cal
 from designer.engine.network import HOST, SCALE_OUT, SCALE_UP, Fabric
+from designer.engine.workloads import WorkloadError
 from designer.model.errors import DesignerError
 from designer.engine.result import rounded
 
@@ -347,20 +348,17 @@ def collective_rows(fabric: Fabric, op: str, sizes, algorithm: str = "auto",
                     n: int | None = None) -> tuple[list[dict], dict]:
     """Rows per algorithm and size, plus 'auto' rows; and link utilization of the chosen algorithm
     at the largest size."""
-    if op not in OPS:
-        raise CollectiveError(f"unknown operation '{op}'; choose from {', '.join(OPS)}")
     total = fabric.total_accelerators
     n = total if n is None else n
     if n < 1 or n > total:
-        raise CollectiveError(f"--ranks must be from 1 to {total:,} (the accelerators in this design), got {n:,}")
+        raise WorkloadError(f"expected 1 to {total:,} ranks (the accelerators in this design), got {n:,}",
+                            "collective.ranks")
     sizes = [int(s) for s in sizes]
     algos = applicable(fabric, op, n)
     if algorithm != "auto":
-        if algorithm not in ALGORITHMS:
-            raise CollectiveError(f"unknown algorithm '{algorithm}'; choose from auto, {', '.join(ALGORITHMS)}")
         if algorithm not in algos:
-            raise CollectiveError(f"algorithm '{algorithm}' does not apply to {op} over {n:,} ranks of this design "
-                                  f"(applicable: {', '.join(algos)})")
+            raise WorkloadError(f"algorithm '{algorithm}' does not apply to {op} over {n:,} ranks of this design "
+                                f"(applicable: {', '.join(algos)})", "collective.algorithm")
         algos = [algorithm]
     timings = {a: time_collective(fabric, op, a, n, sizes) for a in algos}
     rows = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from designer.engine import budget
 from designer.engine import collectives as coll
 from designer.engine import inventory as inv
 from designer.engine import training as train
@@ -25,11 +26,9 @@ from designer.engine.sections import (
     SwitchLevel,
     Training,
     Utilization,
-    read_only,
 )
 from designer.model.catalog import Catalog, default_catalog
 from designer.model.design import Design
-from designer.model.errors import DesignerError
 from designer.model.lint import lint
 
 DEFAULT_SIZES = (2 ** 20, 16 * 2 ** 20, 256 * 2 ** 20, 2 ** 30, 8 * 2 ** 30)
@@ -39,12 +38,18 @@ def evaluate(design: Design, catalog: Catalog | None = None, workload: dict | No
     """Evaluate a design. The design is read, never changed; pass a snapshot if it may change.
 
     `workload`: {"collective": {op, sizes, algorithm, ranks}, "training": {model, plan,
-    global_batch, seq, tokens}}; None means the design's `settings["workload"]` or the defaults
-    (allreduce over all accelerators at 1M..8G, algorithm auto; a preset sized to the design with
-    plan auto)."""
+    global_batch, seq, tokens}}, as `designer.io.schemas.WORKLOAD_SETTING` describes it (files and
+    options are checked at the boundary; the engine does not check again); None means the design's
+    `settings["workload"]` or the defaults (allreduce over all accelerators at 1M..8G, algorithm
+    auto; a preset sized to the design with plan auto). A design whose estimated work is above
+    `budget.MAX_WORK` is refused before anything is computed."""
     started = time.perf_counter()
     catalog = catalog or default_catalog()
+    workload = workload if workload is not None else (design.settings.get("workload") or {})
     copies = inv.multiplicities(design)
+    accelerators = sum(copies[i.id] for i in design.items.values() if i.kind == "accelerator")
+    training_spec = dict(workload.get("training") or {})
+    budget.check(design, accelerators, training_model(training_spec, accelerators), training_spec.get("plan") or "auto")
     chains = design.chains()
     link_copies = design.all_link_copies(chains)
     bom = inv.bill_of_materials(design, catalog, copies, link_copies, chains)
@@ -86,30 +91,29 @@ def performance(design: Design, catalog: Catalog, workload: dict | None, copies:
     if link_util.get("util") is not None:
         phases.append(train.link_phase(fabric, link_util["phase"], link_util["util"]))
     tspec = dict(workload.get("training") or {})
+    model = training_model(tspec, fabric.total_accelerators)
+    training, util = train.training(fabric, {"model": model, "plan": tspec.get("plan", "auto")})
+    utilization = Utilization(gpus=_gpu_times(util.get("gpus", ())), phases=tuple(phases + util.get("phases", [])))
+    return network, collectives, _training(training), utilization
+
+
+def training_model(tspec: dict, accelerators: int) -> dict:
+    """The model a workload's training spec names (a preset, an inline model, or the preset sized
+    to the design), with its batch, sequence and token overrides."""
     model = tspec.get("model")
     if isinstance(model, str):
-        model = workloads.resolve(model)
+        model = workloads.preset(model)
     if model is None:
-        name = workloads.default_preset(fabric.total_accelerators)
-        model = workloads.resolve(name)
+        model = workloads.preset(workloads.default_preset(accelerators))
         if "global_batch" not in tspec:
             # Big enough that the default plan search has room: at least one sequence per 32 GPUs.
-            model["global_batch"] = max(model["global_batch"], -(-fabric.total_accelerators // 32))
+            model["global_batch"] = max(model["global_batch"], -(-accelerators // 32))
     else:
         model = dict(model)
     for key in ("global_batch", "seq", "tokens"):
         if tspec.get(key) is not None:
             model[key] = tspec[key]
-    try:
-        model = workloads.custom(model, model.get("name", "workload"))
-        training, util = train.training(fabric, {"model": model, "plan": tspec.get("plan", "auto")})
-    except train.PlanError:
-        raise
-    except DesignerError as exc:
-        training = Training(fits=False, why=str(exc), plan=_requested_plan(tspec.get("plan")))
-        return network, collectives, training, Utilization(gpus=(), phases=tuple(phases))
-    utilization = Utilization(gpus=_gpu_times(util.get("gpus", ())), phases=tuple(phases + util.get("phases", [])))
-    return network, collectives, _training(training), utilization
+    return workloads.custom(model, model.get("name", "workload"))
 
 
 # The network, collective and training computations work in plain dicts (their search loops and
@@ -132,10 +136,6 @@ def _network(summary: dict) -> Network:
 def _collective_row(row: dict) -> CollectiveRow:
     bottleneck = row["bottleneck"]
     return CollectiveRow(**{**row, "bottleneck": Bottleneck(**bottleneck) if bottleneck is not None else None})
-
-
-def _requested_plan(plan):
-    return read_only(plan) if isinstance(plan, dict) else plan
 
 
 def _training(training: dict) -> Training:

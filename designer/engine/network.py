@@ -198,14 +198,15 @@ def _accelerators_in_order(design: Design, chains: dict, stray: set[str]) -> lis
         if item.id in holding:
             index.setdefault(item.parent, []).append(item)
     out: list = []
-
-    def visit(parent) -> None:
-        for child in sorted(index.get(parent, []), key=_topology_key):
-            if child.kind == "accelerator":
-                out.append(child)
-            visit(child.id)
-
-    visit(None)
+    stack = [iter(sorted(index.get(None, []), key=_topology_key))]
+    while stack:
+        child = next(stack[-1], None)
+        if child is None:
+            stack.pop()
+            continue
+        if child.kind == "accelerator":
+            out.append(child)
+        stack.append(iter(sorted(index.get(child.id, []), key=_topology_key)))
     return out
 
 
@@ -359,13 +360,14 @@ def _per_gpu(fabric: Fabric, chain) -> None:
     own = {acc: _own_paths(fabric, nb, acc) for acc in peers}
     best_up = min(((own[a][0], own[a][1]) for a in peers), key=lambda x: x[0])
     members = set(peers)
+    position = {acc: i for i, acc in enumerate(peers)}
     groups, placed = [], set()
     for acc in peers:
         if acc in placed:
             continue
         group = _scale_up_joined(fabric, nb, acc, members) if own[acc][0] > 0 else {acc}
         placed |= group
-        groups.append([a for a in peers if a in group])
+        groups.append(sorted(group, key=position.__getitem__))
     best_out = None
     for group in groups:
         k = len(group)
@@ -496,10 +498,10 @@ def _torus(fabric: Fabric) -> None:
     template = fabric.design.settings.get("template") or {}
     if template.get("name") != "torus" or not fabric.direct_connect:
         return
-    try:
-        dims = tuple(int(d) for d in str(template.get("params", {}).get("dims", "")).lower().split("x"))
-    except ValueError:
+    dims_text = template.get("params", {}).get("dims")
+    if dims_text is None:
         return
+    dims = tuple(int(d) for d in dims_text.lower().split("x"))  # "16x16x16", as the design schema allows
     if np.prod(dims) != fabric.total_accelerators:
         return
     fabric.torus_dims = tuple(d for d in dims if d > 1)

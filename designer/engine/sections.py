@@ -361,12 +361,11 @@ class Training:
     """One training step of the workload's model with a plan.
 
     `fits`: the plan fits in accelerator memory (None: not determined); `timed`: the step was
-    timed (None: no plan was considered, e.g. no accelerators or an unreadable workload); `why`
+    timed (None: no plan was considered, e.g. no accelerators); `why`
     explains a False or None. Times in seconds per step: compute, communication not hidden behind
     compute (exposed TP / PP / DP), pipeline bubble; `tflops_per_gpu` counts recomputation,
     `model_tflops_per_gpu` and `mfu` (a fraction of peak) do not; `days` to train `tokens`.
-    `plan` is a Plan, "auto" when none was found, or the requested plan as given when the
-    workload could not be read.
+    `plan` is a Plan, or "auto" when none was found.
 
     Which keys the JSON carries depends on how far evaluation got, as the engine has always
     reported it: the step figures and memory appear once a plan was considered (`timed` is set),

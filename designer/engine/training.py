@@ -17,15 +17,18 @@ from designer.engine import calibration as cal
 from designer.engine import collectives as coll
 from designer.engine import workloads
 from designer.engine.network import Fabric
-from designer.model.errors import DesignerError
+from designer.engine.workloads import WorkloadError
 from designer.engine.result import rounded
 from designer.engine.sections import LinkLoad, LinkPhase, read_only
 
 RECOMPUTE = ("none", "selective", "full")
 
 
-class PlanError(DesignerError):
-    pass
+class PlanError(WorkloadError):
+    """A plan that does not fit this design or model."""
+
+    def __init__(self, problem: str):
+        super().__init__(problem, "training.plan")
 
 
 class _Comms:
@@ -185,10 +188,11 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
     return result
 
 
-def _candidates(fabric: Fabric, model: dict):
-    N = fabric.total_accelerators
+def plan_candidates(accelerators: int, domain_size: int, model: dict):
+    """The plans the auto search times: tp within the scale-up domain, pp dividing the rest."""
+    N = accelerators
     B, L, heads = model["global_batch"], model["layers"], model["heads"]
-    g = max(1, fabric.domain_size)
+    g = max(1, domain_size)
     tps = [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= g and heads % t == 0 and N % t == 0]
     for tp in tps:
         rest = N // tp
@@ -212,7 +216,7 @@ def _divisors(n: int) -> list[int]:
 def auto_plan(fabric: Fabric, model: dict, comms: _Comms | None = None) -> dict | None:
     comms = comms or _Comms(fabric)
     best = None
-    for plan in _candidates(fabric, model):
+    for plan in plan_candidates(fabric.total_accelerators, fabric.domain_size, model):
         r = evaluate_plan(fabric, model, plan, comms)
         if r["fits"] and r["step_time_s"] is not None and (best is None or r["step_time_s"] < best["step_time_s"]):
             best = r
@@ -234,10 +238,6 @@ def validate_plan(fabric: Fabric, model: dict, plan: dict) -> dict:
     if plan["tp"] * plan["pp"] * plan["dp"] != N:
         raise PlanError(f"plan tp×pp×dp = {plan['tp'] * plan['pp'] * plan['dp']:,} but the design has {N:,} "
                         "accelerators")
-    if plan["recompute"] not in RECOMPUTE:
-        raise PlanError(f"recompute must be one of {', '.join(RECOMPUTE)}, got '{plan['recompute']}'")
-    if plan["zero"] not in (0, 1, 2, 3):
-        raise PlanError(f"zero must be 0, 1, 2 or 3, got {plan['zero']}")
     if model["heads"] % plan["tp"]:
         raise PlanError(f"tp={plan['tp']} must divide the {model['heads']} attention heads")
     if plan["pp"] > model["layers"]:

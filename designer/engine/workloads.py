@@ -1,15 +1,21 @@
-"""LLM workloads: presets from the papers that describe them, and custom models from JSON."""
+"""LLM workloads: presets from the papers that describe them, and custom models (checked inline
+objects: from a design's settings, or a workload file the user named)."""
 
 from __future__ import annotations
-
-import json
-from pathlib import Path
 
 from designer.model.errors import DesignerError
 
 
 class WorkloadError(DesignerError):
-    pass
+    """A workload that cannot be used. `setting` is where it sits in a workload dict
+    ("training.plan", "collective.ranks"): the caller names the option or JSON path it came from."""
+
+    def __init__(self, problem: str, setting: str | None = None):
+        super().__init__(problem)
+        self.problem, self.setting = problem, setting
+
+
+PRECISIONS = ("bf16", "fp16", "fp8")
 
 
 # Architecture figures from each model's paper; tokens = the training run's token count.
@@ -45,51 +51,37 @@ def parameters(model: dict) -> float:
     return L * (attn + mlp + 4 * h) + V * h * (1 if model.get("tied_embeddings", True) else 2)
 
 
-def resolve(name_or_path: str) -> dict:
-    """A preset by name, or a custom model from a JSON file."""
-    if name_or_path in PRESETS:
-        model = dict(PRESETS[name_or_path])
-        model["name"] = name_or_path
-        return model
-    path = Path(name_or_path)
-    if not path.is_file():
-        raise WorkloadError(f"workload '{name_or_path}' is neither a preset ({', '.join(PRESETS)}) nor a file")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise WorkloadError(f"{path}: cannot read the workload ({exc})") from None
-    return custom(data, str(path))
+def preset(name: str) -> dict:
+    """A preset's figures, named."""
+    if name not in PRESETS:
+        raise WorkloadError(f"unknown workload preset '{name}'; choose from {', '.join(PRESETS)}")
+    return {**PRESETS[name], "name": name}
 
 
 def custom(data: dict, origin: str = "workload") -> dict:
-    if not isinstance(data, dict):
-        raise WorkloadError(f"{origin}: expected a JSON object")
-    base = dict(PRESETS[data["preset"]]) if data.get("preset") in PRESETS else {}
+    """A model from a checked inline object (`designer.io.schemas.MODEL`): a preset's figures
+    overridden, the missing ones filled in. Refuses what a schema cannot say (`origin` names the
+    place)."""
+    base = dict(PRESETS[data["preset"]]) if "preset" in data else {}
     model = {**base, **{k: v for k, v in data.items() if k != "preset"}}
-    model.setdefault("name", data.get("name") or Path(origin).stem)
+    model.setdefault("name", data.get("preset") or "custom")
     if "parameters" in model and not all(k in model for k in ("layers", "hidden")):
         # Only a parameter count: infer a shape with the GPT-3 aspect ratio (h ≈ 128 × layers).
         p = float(model["parameters"])
         layers = max(2, round((p / 12 / 128 ** 2) ** (1 / 3)))
         model.setdefault("layers", layers)
         model.setdefault("hidden", 128 * layers)
-    model.setdefault("heads", max(1, int(model.get("hidden", 128)) // 128))
-    model.setdefault("ffn", 4 * int(model.get("hidden", 128)))
+    model.setdefault("heads", max(1, model.get("hidden", 128) // 128))
+    model.setdefault("ffn", 4 * model.get("hidden", 128))
     model.setdefault("vocab", 51200)
     model.setdefault("seq", 2048)
     model.setdefault("global_batch", 512)
     model.setdefault("tokens", 300e9)
-    for key in ("layers", "hidden", "heads", "ffn", "vocab", "seq", "global_batch"):
-        value = model.get(key)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 1 or value != int(value):
-            raise WorkloadError(f"{origin}: '{key}' must be a positive whole number, got {value!r}")
-        model[key] = int(value)
+    model.setdefault("precision", "bf16")
     if model["hidden"] % model["heads"]:
-        raise WorkloadError(f"{origin}: hidden ({model['hidden']}) must be a multiple of heads ({model['heads']})")
-    precision = model.get("precision", "bf16")
-    if precision not in ("bf16", "fp16", "fp8"):
-        raise WorkloadError(f"{origin}: precision must be bf16, fp16 or fp8, got {precision!r}")
-    model["precision"] = precision
+        raise WorkloadError(f"{origin}: hidden ({model['hidden']:,}) must be a multiple of heads ({model['heads']:,})")
+    if model.get("kv_heads", 1) > model["heads"] or model["heads"] % model.get("kv_heads", 1):
+        raise WorkloadError(f"{origin}: kv_heads ({model['kv_heads']:,}) must divide heads ({model['heads']:,})")
     return model
 
 

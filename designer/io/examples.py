@@ -32,10 +32,19 @@ def is_example(path: str | os.PathLike) -> bool:
 def resolve_design_path(name: str) -> Path:
     """A path, or the name of a built-in example."""
     path = Path(name)
-    if path.exists() or path.suffix == ".json":
+    if _exists(path) or path.suffix == ".json":
         return path
     candidate = examples_dir() / f"{name}{SUFFIX}"
-    return candidate if candidate.exists() else path
+    return candidate if _exists(candidate) else path
+
+
+def _exists(path: Path) -> bool:
+    """Whether there is something at `path`; a folder that cannot be searched or a name that
+    cannot be a path is left to the reader, which refuses it with the reason."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
 
 
 def example_summaries(catalog=None) -> list[dict]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 
 from designer.engine.result import Result
@@ -34,7 +35,19 @@ def bom_csv(result: Result) -> str:
 
 
 def result_json(result: Result) -> str:
-    return json.dumps(result.as_dict(), indent=2, sort_keys=True) + "\n"
+    """The result as JSON that any reader accepts: a figure that is not finite (a time over a link
+    of no capacity) is null, never NaN or Infinity."""
+    return json.dumps(_finite(result.as_dict()), indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
+def _finite(value):
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def write_export(path: str | os.PathLike, text: str) -> None:

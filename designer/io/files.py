@@ -1,8 +1,10 @@
 """Design files: `NAME.cluster.json`, read with validation and migration, written atomically.
 
-Reading is parse → validate (every problem named by file and JSON path) → migrate version by
-version → build the model. Nothing in a file is executed, and nothing is built until the whole
-file has been checked, so a bad file never half-loads.
+Reading is read (a regular file, its size checked first) → parse → migrate version by version →
+validate against the format's schema (`designer.io.schemas`), then what a schema cannot say →
+build the model. Every refusal is one line naming the file and the JSON path. Nothing in a file is
+executed, no other file is ever opened because of what a design says, and nothing is built until
+the whole file has been checked, so a bad file never half-loads.
 """
 
 from __future__ import annotations
@@ -23,23 +25,29 @@ try:
 except ImportError:  # Windows: a file open elsewhere cannot be removed, which keeps live saves safe
     fcntl = None
 
+from designer.engine import workloads
+from designer.engine.collectives import parse_size
+from designer.engine.workloads import WorkloadError
+from designer.io import schemas
 from designer.model.catalog import Catalog, default_catalog
-from designer.model.design import ITEM_KINDS, MAX_GROUP_COUNT, Design, Item, Link
-from designer.model.errors import DesignError, DesignerError
+from designer.model.design import Design, Item, Link
+from designer.model.errors import DesignError, InputError
+from designer.model.validation import check, parse_json, read_json, read_text, show
 
 FORMAT = "cluster-designer"
 VERSION = 1
 SUFFIX = ".cluster.json"
-MAX_FILE_BYTES = 64 * 1024 * 1024
-MAX_ITEMS = 200_000
-MAX_LINKS = 400_000
+# The largest shipped example is 1.4 MB and a design at the item and link limits (designer.io.schemas)
+# 38 MB; a file above this is not read at all (docs/limits.md).
+MAX_FILE_BYTES = 64 * 2 ** 20
+MAX_WORKLOAD_BYTES = 2 ** 20  # one model's figures are a few hundred bytes
+# Containment depth (cluster ⊃ pods ⊃ racks ⊃ servers ⊃ parts is 6 to 8 levels); bounds every walk
+# up an item's ancestors.
+MAX_DEPTH = 32
 
 
-class DesignFileError(DesignerError):
-    def __init__(self, path: str | os.PathLike | None, json_path: str | None, problem: str):
-        self.path, self.json_path, self.problem = str(path) if path else "<design>", json_path, problem
-        where = self.path + (f" at {json_path}" if json_path else "")
-        super().__init__(f"{where}: {problem}")
+class DesignFileError(InputError):
+    """A design file refused: `FILE: $.json.path: problem`."""
 
 
 # Each entry upgrades a document from version N to N+1. Version 1 is the first; the table is where
@@ -47,140 +55,128 @@ class DesignFileError(DesignerError):
 MIGRATIONS: dict[int, Callable[[dict], dict]] = {}
 
 
-def _type_name(value: Any) -> str:
-    return {dict: "an object", list: "a list", str: "a text", bool: "true/false", type(None): "null"}.get(
-        type(value), "a number")
-
-
-class _Reader:
-    def __init__(self, path):
-        self.path = path
-
-    def fail(self, json_path: str, problem: str):
-        raise DesignFileError(self.path, json_path, problem)
-
-    def field(self, obj: dict, key: str, where: str, kind: str, *, required=True, default=None):
-        """obj[key], checked to be of `kind`: "text", "whole number", "number", "object" or "list"."""
-        if key not in obj:
-            if required:
-                self.fail(where, f"missing field '{key}'")
-            return default
-        value = obj[key]
-        if not _CHECKS[kind](value):
-            self.fail(f"{where}.{key}", f"expected {'an' if kind[0] in 'o' else 'a'} {kind}, found {_type_name(value)}")
-        return value
-
-
-_CHECKS = {
-    "text": lambda v: isinstance(v, str),
-    "whole number": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) < 1e12,
-    "object": lambda v: isinstance(v, dict),
-    "list": lambda v: isinstance(v, list),
-}
-
-
 def design_from_document(document: Any, catalog: Catalog | None = None, path=None) -> Design:
-    """Validate, migrate and build a design from parsed JSON."""
+    """Validate, migrate and build a design from parsed JSON: the whole document is checked (its
+    schema, then what a schema cannot say) before anything is built."""
     catalog = catalog or default_catalog()
-    read = _Reader(path)
+    source = path or "<design>"
+
+    def fail(json_path: str, problem: str):
+        raise DesignFileError(source, json_path, problem)
+
     if not isinstance(document, dict):
-        read.fail("$", f"expected an object, found {_type_name(document)}")
+        fail("$", f"expected an object, got {show(document)}")
     if document.get("format") != FORMAT:
-        read.fail("$.format", f"expected \"{FORMAT}\" — this is not a Cluster Designer file")
+        fail("$.format", f"expected \"{FORMAT}\" — this is not a Cluster Designer file")
     version = document.get("version")
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        read.fail("$.version", f"expected a whole number of at least 1, found {json.dumps(version)}")
+        fail("$.version", f"expected a whole number of at least 1, got {show(version)}")
     if version > VERSION:
-        read.fail("$.version",
-                  f"the file is version {version}, written by a newer Cluster Designer; "
-                  f"this release reads up to version {VERSION}")
+        fail("$.version", f"the file is version {version}, written by a newer Cluster Designer; "
+                          f"this release reads up to version {VERSION}")
     while version < VERSION:
         document = MIGRATIONS[version](document)
         version += 1
+    check(document, schemas.DESIGN, source, DesignFileError)
+    settings = document.get("settings", {})
+    check_workload_setting(settings.get("workload"), source, "$.settings.workload", DesignFileError)
 
-    name = read.field(document, "name", "$", "text", required=False, default="Untitled")
-    description = read.field(document, "description", "$", "text", required=False, default="")
-    settings = read.field(document, "settings", "$", "object", required=False, default={})
-    raw_items = read.field(document, "items", "$", "list")
-    raw_links = read.field(document, "links", "$", "list", required=False, default=[])
-    if len(raw_items) > MAX_ITEMS:
-        read.fail("$.items", f"{len(raw_items):,} items is above the limit of {MAX_ITEMS:,}")
-    if len(raw_links) > MAX_LINKS:
-        read.fail("$.links", f"{len(raw_links):,} links is above the limit of {MAX_LINKS:,}")
-
-    items: list[tuple[str, Item]] = []
-    seen: dict[str, str] = {}
+    raw_items = document["items"]
+    where_of: dict[str, str] = {}
     for index, raw in enumerate(raw_items):
         where = f"$.items[{index}]"
-        if not isinstance(raw, dict):
-            read.fail(where, f"expected an object, found {_type_name(raw)}")
-        item_id = read.field(raw, "id", where, "text")
-        if item_id in seen:
-            read.fail(f"{where}.id", f"id '{item_id}' is used twice (also at {seen[item_id]})")
-        seen[item_id] = where
-        kind = read.field(raw, "kind", where, "text")
-        if kind not in ITEM_KINDS:
-            read.fail(f"{where}.kind", f"unknown kind '{kind}'; expected one of {', '.join(ITEM_KINDS)}")
-        part = read.field(raw, "part", where, "text", required=False)
+        if raw["id"] in where_of:
+            fail(f"{where}.id", f"id '{raw['id']}' is used twice (also at {where_of[raw['id']]})")
+        where_of[raw["id"]] = where
+        part = raw.get("part")
         if part is not None:
             known = catalog.get(part)
             if known is None:
-                read.fail(f"{where}.part", f"unknown part '{part}' (not in the catalogue)")
-            if known.kind != kind:
-                read.fail(f"{where}.part", f"part '{part}' is a {known.kind}, but the item is a {kind}")
-        count = read.field(raw, "count", where, "whole number", required=False, default=1)
-        if count < 1 or count > MAX_GROUP_COUNT:
-            read.fail(f"{where}.count", f"count {count:,} is outside 1 to {MAX_GROUP_COUNT:,}")
-        items.append((where, Item(
-            id=item_id, kind=kind, part=part,
-            name=read.field(raw, "name", where, "text", required=False, default=""),
-            parent=read.field(raw, "parent", where, "text", required=False),
-            x=float(read.field(raw, "x", where, "number", required=False, default=0.0)),
-            y=float(read.field(raw, "y", where, "number", required=False, default=0.0)),
-            count=count)))
+                fail(f"{where}.part", f"unknown part '{part}' (not in the catalogue)")
+            if known.kind != raw["kind"]:
+                fail(f"{where}.part", f"part '{part}' is a {known.kind}, but the item is a {raw['kind']}")
 
-    design = Design(name=name, description=description, settings=settings)
-    # Parents first, whatever order the file lists them in; a parent that never appears is named.
-    pending = items
-    while pending:
-        deferred = [(w, i) for w, i in pending if i.parent is not None and i.parent not in design.items]
-        placed = [(w, i) for w, i in pending if not (i.parent is not None and i.parent not in design.items)]
-        if not placed:
-            where, item = deferred[0]
-            problem = (f"parent '{item.parent}' does not exist" if item.parent not in seen
-                       else f"parent '{item.parent}' is inside '{item.id}' (a containment cycle)")
-            read.fail(f"{where}.parent", problem)
-        for where, item in placed:
-            try:
-                design.add_item(item)
-            except DesignError as exc:
-                read.fail(where, str(exc))
-        pending = deferred
-
-    for index, raw in enumerate(raw_links):
-        where = f"$.links[{index}]"
-        if not isinstance(raw, dict):
-            read.fail(where, f"expected an object, found {_type_name(raw)}")
-        link = Link(
-            id=read.field(raw, "id", where, "text"),
-            a=read.field(raw, "a", where, "text"),
-            b=read.field(raw, "b", where, "text"),
-            medium=read.field(raw, "medium", where, "text"),
-            lanes=read.field(raw, "lanes", where, "whole number", required=False, default=1),
-            match=_read_match(read, raw, where))
-        for end in ("a", "b"):
-            if getattr(link, end) not in design.items:
-                read.fail(f"{where}.{end}",
-                          f"link end '{getattr(link, end)}' is not an item of this design (dangling link)")
-        medium = catalog.get(link.medium)
-        if medium is None or medium.kind != "medium":
-            read.fail(f"{where}.medium", f"unknown medium '{link.medium}' (not in the catalogue)")
+    design = Design(name=document.get("name", "Untitled"), description=document.get("description", ""),
+                    settings=settings)
+    for index in _parents_first(raw_items, where_of, fail):
+        raw = raw_items[index]
         try:
-            design.add_link(link)
+            design.add_item(Item(id=raw["id"], kind=raw["kind"], part=raw.get("part"), name=raw.get("name", ""),
+                                 parent=raw.get("parent"), x=float(raw.get("x", 0.0)), y=float(raw.get("y", 0.0)),
+                                 count=raw.get("count", 1)))
         except DesignError as exc:
-            read.fail(where, str(exc))
+            fail(f"$.items[{index}]", str(exc))
+
+    for index, raw in enumerate(document.get("links", [])):
+        where = f"$.links[{index}]"
+        for end in ("a", "b"):
+            if raw[end] not in design.items:
+                fail(f"{where}.{end}", f"link end '{raw[end]}' is not an item of this design (dangling link)")
+        medium = catalog.get(raw["medium"])
+        if medium is None or medium.kind != "medium":
+            fail(f"{where}.medium", f"unknown medium '{raw['medium']}' (not in the catalogue)")
+        match = raw.get("match")
+        try:
+            design.add_link(Link(id=raw["id"], a=raw["a"], b=raw["b"], medium=raw["medium"], lanes=raw.get("lanes", 1),
+                                 match=tuple(match) if match is not None else None))
+        except DesignError as exc:
+            fail(where, str(exc))
     return design
+
+
+def _parents_first(raw_items: list[dict], where_of: dict[str, str], fail) -> list[int]:
+    """Item indices with every parent before its children, whatever order the file lists them in
+    (one pass: linear in items). A missing parent, a cycle or containment deeper than MAX_DEPTH
+    is refused with the item's JSON path."""
+    children: dict[str | None, list[int]] = {}
+    for index, raw in enumerate(raw_items):
+        parent = raw.get("parent")
+        if parent is not None and parent not in where_of:
+            fail(f"$.items[{index}].parent", f"parent '{parent}' does not exist")
+        children.setdefault(parent, []).append(index)
+    order: list[int] = []
+    level, depth = children.get(None, []), 1
+    while level:
+        if depth > MAX_DEPTH:
+            fail(f"$.items[{level[0]}].parent",
+                 f"containment is nested more than {MAX_DEPTH} levels deep (see docs/limits.md)")
+        order.extend(level)
+        level = [child for index in level for child in children.get(raw_items[index]["id"], ())]
+        depth += 1
+    if len(order) < len(raw_items):
+        placed = set(order)
+        index = next(i for i in range(len(raw_items)) if i not in placed)
+        raw = raw_items[index]
+        fail(f"$.items[{index}].parent", f"parent '{raw['parent']}' is inside '{raw['id']}' (a containment cycle)")
+    return order
+
+
+def check_workload_setting(workload: Any, source: object, base: str, error: type[InputError]) -> None:
+    """A design's `settings.workload` (or the one the command-line options make): its schema, then
+    what the schema cannot say (an inline model's shape, message sizes in bytes)."""
+    if workload is None:
+        return
+    check(workload, schemas.WORKLOAD_SETTING, source, error, base)
+    for index, size in enumerate(workload.get("collective", {}).get("sizes", ())):
+        if isinstance(size, str) and parse_size(size) > schemas.MAX_SIZE_BYTES:
+            raise error(source, f"{base}.collective.sizes[{index}]",
+                        f"expected a positive size of at most 1P, got {show(size)}")
+    model = workload.get("training", {}).get("model")
+    if isinstance(model, dict):
+        try:
+            workloads.custom(model)
+        except WorkloadError as exc:
+            raise error(source, f"{base}.training.model", str(exc).removeprefix("workload: ")) from None
+
+
+def load_workload(path: str | os.PathLike) -> dict:
+    """A workload file the user named (`--workload FILE`): one inline model, checked."""
+    document = read_json(path, MAX_WORKLOAD_BYTES, "workload file")
+    check(document, schemas.WORKLOAD_FILE, path)
+    try:
+        return workloads.custom({"name": Path(path).stem, **document})
+    except WorkloadError as exc:
+        raise InputError(path, "$", str(exc).removeprefix("workload: ")) from None
 
 
 def design_to_document(design: Design) -> dict:
@@ -210,15 +206,6 @@ def design_to_document(design: Design) -> dict:
     return document
 
 
-def _read_match(read, raw: dict, where: str) -> tuple[str, str] | None:
-    value = raw.get("match")
-    if value is None:
-        return None
-    if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value)):
-        read.fail(f"{where}.match", f"expected two group ids, found {json.dumps(value)[:80]}")
-    return (value[0], value[1])
-
-
 def _number(value: float) -> int | float:
     return int(value) if float(value).is_integer() else round(float(value), 3)
 
@@ -232,32 +219,15 @@ def _document_text(document: dict) -> str:
 
 
 def loads(text: str, catalog: Catalog | None = None, path=None) -> Design:
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DesignFileError(path, None,
-                              f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
-    except RecursionError:
-        raise DesignFileError(path, None, "nested too deeply to be a design") from None
-    return design_from_document(document, catalog, path)
+    if len(text) > MAX_FILE_BYTES:
+        raise DesignFileError(path or "<design>", None, f"{len(text):,} characters is above the limit of "
+                                                        f"{MAX_FILE_BYTES // 2 ** 20} MiB for a design file")
+    return design_from_document(parse_json(text, path or "<design>", DesignFileError), catalog, path)
 
 
 def load_design(path: str | os.PathLike, catalog: Catalog | None = None) -> Design:
-    path = Path(path)
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise DesignFileError(path, None,
-                                  f"the file is {size / 2**20:.0f} MiB, "
-                                  f"above the limit of {MAX_FILE_BYTES // 2**20} MiB")
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise DesignFileError(path, None, f"cannot be read ({exc.strerror or exc})") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DesignFileError(path, None, f"not UTF-8 text (byte {exc.start})") from None
-    return loads(text, catalog, path)
+    """A design file: a regular file of at most MAX_FILE_BYTES, checked completely, then built."""
+    return loads(read_text(path, MAX_FILE_BYTES, "design file", DesignFileError), catalog, path)
 
 
 # A save writes `.NAME.<random>.cluster-designer.tmp` beside the target and renames it over the

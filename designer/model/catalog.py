@@ -1,13 +1,14 @@
 """The parts catalogue: hardware figures loaded from JSON data files, never from code.
 
 The shipped files live in `resources/catalog/`; a user's own file may add or override parts by id.
-The schema is described in docs/catalog.md; every figure carries its unit in the field name.
+Every file is checked against CATALOG_SCHEMA (docs/catalog.md describes it; every figure carries its
+unit in the field name) and every reference between parts is resolved before a catalogue is used;
+a refusal names the file the problem is in (the user's own, for the user's parts) and its JSON path.
 """
 
 from __future__ import annotations
 
-import json
-import math
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 from designer.model.errors import CatalogError
+from designer.model.validation import check, parse_json, read_json
 from designer.paths import catalog_dir, user_config_dir
 
 CATALOG_FORMAT = "cluster-designer-catalog"
@@ -27,16 +29,113 @@ PRECISIONS = (
 )
 _ID_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
-# Numeric fields per kind that must be present. Other numeric fields are optional but, where
-# present, must be finite and non-negative.
-_REQUIRED_NUMBERS: dict[str, tuple[str, ...]] = {
+MEMORY_TYPES = ("hbm2", "hbm2e", "hbm3", "hbm3e", "sram")
+FAMILIES = ("nvlink", "pcie", "infiniband", "ethernet", "ici", "fabrex", "infinity-fabric", "efa", "ipu", "wse")
+TIERS = ("scale-up", "scale-out")
+# The user's file and the shipped ones are a few hundred kilobytes; this is a hundred times that.
+MAX_CATALOG_BYTES = 16 * 2 ** 20
+MAX_PARTS = 10_000
+# Parts inside one server: the generators draw each (a mesh joins every pair of accelerators), so
+# these bound what one `new` can make. The largest shipped platform, GB200 NVL72, has 72 slots.
+MAX_ACCELERATOR_SLOTS = 256
+MAX_SERVER_NICS = 256
+MAX_SERVER_CPUS = 16
+MAX_SCALE_UP_SWITCHES = 64
+
+
+def _figure(maximum: float, unit: str) -> dict:
+    return {"type": "number", "minimum": 0, "maximum": maximum,
+            "x-expected": f"a figure from 0 to {maximum:,g} {unit}"}
+
+
+def _positive(maximum: float, unit: str) -> dict:
+    return {"type": "number", "exclusiveMinimum": 0, "maximum": maximum,
+            "x-expected": f"a figure above 0 and at most {maximum:,g} {unit}"}
+
+
+def _count(low: int, high: int) -> dict:
+    return {"type": "integer", "minimum": low, "maximum": high, "x-expected": f"a whole number from {low} to {high:,}"}
+
+
+def _text(max_chars: int, required: bool = False) -> dict:
+    return {"type": "string", "maxLength": max_chars, "minLength": 1 if required else 0,
+            "pattern": r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]*$",
+            "x-expected": f"a text of at most {max_chars:,} characters, valid Unicode, no control characters"}
+
+
+_ID = {"type": "string", "maxLength": 64, "pattern": r"^[a-z0-9]+(-[a-z0-9]+)*$",
+       "x-expected": "a kebab-case part id like \"h100-sxm\""}
+_MEDIA = {"type": "array", "maxItems": 64, "items": _ID}
+_COMMON = {
+    "id": _ID, "kind": {"enum": list(KINDS)}, "name": _text(200, True), "vendor": _text(200),
+    "source": _text(2000, True), "notes": _text(10_000),
+    "price_usd": _figure(1e9, "USD"), "price_source": _text(2000, True),
+}
+# Every field of every kind (docs/catalog.md), with its unit and a bound far above any real part.
+_FIELDS: dict[str, dict[str, dict]] = {
+    "accelerator": {
+        "peak_tflops": {"type": "object", "additionalProperties": False,
+                        "properties": {p: _figure(1e7, "TFLOPS") for p in PRECISIONS}},
+        "memory_gb": _figure(1e6, "GB"), "memory_type": {"enum": list(MEMORY_TYPES)},
+        "memory_bw_tb_per_s": _figure(1e6, "TB/s"), "power_w": _figure(1e6, "W"), "media": _MEDIA,
+        "scale_up_medium": _ID, "scale_up_lanes": _count(0, 4096), "host_medium": _ID, "host_lanes": _count(0, 4096),
+    },
+    "cpu": {"cores": _count(0, 10_000), "power_w": _figure(1e5, "W"), "media": _MEDIA},
+    "nic": {
+        "port_gbps": _figure(1e6, "Gb/s"), "ports": _count(1, 64), "media": _MEDIA, "host_medium": _ID,
+        "host_lanes": _count(1, 4096), "power_w": _figure(1e5, "W"), "achieved_gb_per_s": _figure(1e5, "GB/s"),
+    },
+    "switch": {
+        "ports": _count(1, 4096), "port_lanes": _count(1, 1024), "port_gbps": _figure(1e6, "Gb/s"), "media": _MEDIA,
+        "bandwidth_tb_per_s": _figure(1e5, "TB/s"), "height_u": _figure(100, "U"), "power_w": _figure(1e6, "W"),
+        "latency_ns": _figure(1e9, "ns"), "in_network_reduction": {"enum": ["nvls", "sharp"]},
+    },
+    "server": {
+        "height_u": _figure(100, "U"), "system_power_w": _figure(1e7, "W"),
+        "accelerator_slots": _count(0, MAX_ACCELERATOR_SLOTS), "nic_slots": _count(0, 1024),
+        "default_accelerator": _ID, "default_nic": _ID, "default_nics": _count(0, MAX_SERVER_NICS),
+        "default_cpu": _ID, "default_cpus": _count(0, MAX_SERVER_CPUS), "media": _MEDIA,
+        "scale_up": {"type": "object", "additionalProperties": False, "properties": {
+            "switch": _ID, "pcie_switch": _ID, "switches": _count(1, MAX_SCALE_UP_SWITCHES),
+            "mesh": {"type": "boolean"}, "domain_servers": _count(1, 1_000_000)}},
+    },
+    "rack": {"height_u": _positive(100, "U"), "power_budget_kw": _positive(10_000, "kW")},
+    "medium": {
+        "family": {"enum": list(FAMILIES)}, "tier": {"enum": list(TIERS)}, "lane_gb_per_s": _positive(1e5, "GB/s"),
+        "latency_ns": _figure(1e9, "ns"), "lanes_per_cable": _count(0, 4096), "transceivers_per_cable": _count(0, 16),
+    },
+}
+# Fields each kind must have.
+_REQUIRED: dict[str, tuple[str, ...]] = {
     "accelerator": ("memory_gb", "power_w"),
     "cpu": ("cores", "power_w"),
     "nic": ("port_gbps", "ports"),
     "switch": ("ports", "port_gbps"),
     "server": ("height_u", "system_power_w", "accelerator_slots"),
     "rack": ("height_u", "power_budget_kw"),
-    "medium": ("lane_gb_per_s", "latency_ns"),
+    "medium": ("lane_gb_per_s", "latency_ns", "tier"),
+}
+CATALOG_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "Cluster Designer parts catalogue",
+    "type": "object",
+    "required": ["format", "version", "parts"],
+    "additionalProperties": False,
+    "properties": {
+        "format": {"const": CATALOG_FORMAT},
+        "version": {"const": CATALOG_VERSION},
+        "parts": {"type": "array", "maxItems": MAX_PARTS, "items": {
+            "type": "object",
+            "required": ["id", "kind"],
+            "properties": {"id": _ID, "kind": _COMMON["kind"]},
+            "allOf": [{"if": {"properties": {"kind": {"const": kind}}},
+                       "then": {"required": ["name", "source", *_REQUIRED[kind]],
+                                "dependentRequired": {"price_usd": ["price_source"]},
+                                "additionalProperties": False,
+                                "properties": {**_COMMON, **fields}}}
+                      for kind, fields in _FIELDS.items()],
+        }},
+    },
 }
 _REFERENCE_FIELDS = {
     "scale_up_medium": "medium", "host_medium": "medium", "default_accelerator": "accelerator",
@@ -54,6 +153,7 @@ class Part:
     source: str
     data: Mapping[str, Any] = field(repr=False, compare=False)
     origin: str = field(default="", compare=False)
+    where: str = field(default="$", compare=False)  # its JSON path in `origin`
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.data.get(key, default)
@@ -104,38 +204,43 @@ class Catalog:
         return part
 
     def merged(self, other: Catalog) -> Catalog:
-        """A new catalogue: this one with `other`'s parts added or overriding by id."""
+        """A new catalogue: this one with `other`'s parts added or overriding by id. An override
+        keeps the kind of the part it replaces (other parts refer to it as that kind), so a
+        problem is always blamed on the file that has it."""
         merged = Catalog(self)
         for part in other:
+            replaced = merged._parts.get(part.id)
+            if replaced is not None and replaced.kind != part.kind:
+                raise CatalogError(part.origin, f"{part.where}.kind",
+                                   f"'{part.id}' overrides a {replaced.kind}; an override keeps the kind of the part "
+                                   f"it replaces, got {part.kind} (give the new part an id of its own)")
             merged._parts[part.id] = part
-        merged._check_references(origin_of=lambda p: p.origin)
+        merged._check_references(other)
         return merged
 
-    def _check_references(self, origin_of) -> None:
-        for part in self._parts.values():
+    def _check_references(self, parts: Iterable[Part]) -> None:
+        """Every part id that `parts` name exists in this catalogue, of the kind the field needs."""
+        for part in parts:
             for key, kind in _REFERENCE_FIELDS.items():
-                ref = part.data.get(key)
-                if ref is not None:
-                    self._expect(part, key, ref, kind, origin_of(part))
-            for ref in part.media:
-                self._expect(part, "media", ref, "medium", origin_of(part))
-            scale_up = part.data.get("scale_up") or {}
+                if key in part.data:
+                    self._expect(part, key, part.data[key], kind)
+            for index, ref in enumerate(part.media):
+                self._expect(part, f"media[{index}]", ref, "medium")
+            scale_up = part.data.get("scale_up", {})
             for key in ("switch", "pcie_switch"):
                 if key in scale_up:
-                    self._expect(part, f"scale_up.{key}", scale_up[key], "switch", origin_of(part))
+                    self._expect(part, f"scale_up.{key}", scale_up[key], "switch")
+            if part.kind == "server" and part.data.get("default_nics", 0) and "default_nic" not in part.data:
+                raise CatalogError(part.origin, f"{part.where}.default_nics",
+                                   f"{part.data['default_nics']} default NICs but no default_nic names the part "
+                                   f"(part '{part.id}')")
 
-    def _expect(self, part: Part, key: str, ref: Any, kind: str, origin: str) -> None:
-        target = self._parts.get(ref) if isinstance(ref, str) else None
+    def _expect(self, part: Part, key: str, ref: str, kind: str) -> None:
+        target = self._parts.get(ref)
         if target is None or target.kind != kind:
-            raise CatalogError(origin, part.id, key, f"refers to unknown {kind} '{ref}'")
-
-
-def _check_number(origin: str, part_id: str, key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise CatalogError(origin, part_id, key, f"expected a number, got {json.dumps(value)}")
-    if not math.isfinite(value) or value < 0:
-        raise CatalogError(origin, part_id, key, f"expected a finite non-negative number, got {value}")
-    return float(value)
+            problem = f"refers to unknown {kind} '{ref}'" if target is None else \
+                f"refers to '{ref}', a {target.kind}, where a {kind} belongs"
+            raise CatalogError(part.origin, f"{part.where}.{key}", f"{problem} (part '{part.id}')")
 
 
 def _freeze(value: Any) -> Any:
@@ -146,76 +251,41 @@ def _freeze(value: Any) -> Any:
     return value
 
 
-def parse_part(entry: Any, origin: str, index: int) -> Part:
-    """Validate one catalogue entry and return it as a Part."""
-    if not isinstance(entry, dict):
-        raise CatalogError(origin, f"#{index}", None, "expected an object")
-    part_id = entry.get("id")
-    label = part_id if isinstance(part_id, str) and part_id else f"#{index}"
-    if not isinstance(part_id, str) or not _ID_PATTERN.match(part_id):
-        raise CatalogError(origin, label, "id", f"expected a kebab-case id, got {json.dumps(part_id)}")
-    kind = entry.get("kind")
-    if kind not in KINDS:
-        raise CatalogError(origin, part_id, "kind", f"expected one of {', '.join(KINDS)}, got {json.dumps(kind)}")
-    for key in ("name", "source"):
-        value = entry.get(key)
-        if not isinstance(value, str) or not value.strip():
-            raise CatalogError(origin, part_id, key, "expected a non-empty text")
-    for key in _REQUIRED_NUMBERS[kind]:
-        if key not in entry:
-            raise CatalogError(origin, part_id, key, "is missing")
-    for key, value in entry.items():
-        if key.endswith(("_w", "_gb", "_kw", "_u", "_ns", "_gbps", "_per_s", "_usd", "_lanes", "_slots")) or key in (
-            "ports", "cores", "switches", "lanes_per_cable", "transceivers_per_cable", "default_nics", "default_cpus",
-            "scale_up_lanes", "host_lanes", "port_lanes",
-        ):
-            _check_number(origin, part_id, key, value)
-    peaks = entry.get("peak_tflops", {})
-    if not isinstance(peaks, dict):
-        raise CatalogError(origin, part_id, "peak_tflops", "expected an object of precision → TFLOPS")
-    for precision, value in peaks.items():
-        if precision not in PRECISIONS:
-            raise CatalogError(origin, part_id, f"peak_tflops.{precision}",
-                               f"unknown precision; expected one of {', '.join(PRECISIONS)}")
-        _check_number(origin, part_id, f"peak_tflops.{precision}", value)
-    media = entry.get("media", [])
-    if not isinstance(media, list) or not all(isinstance(m, str) for m in media):
-        raise CatalogError(origin, part_id, "media", "expected a list of medium ids")
-    if "price_usd" in entry and not entry.get("price_source"):
-        raise CatalogError(origin, part_id, "price_source", "a price needs its source")
-    return Part(id=part_id, kind=kind, name=entry["name"], source=entry["source"], data=_freeze(entry), origin=origin)
-
-
-def parse_catalog_text(text: str, origin: str) -> list[Part]:
+def parse_catalog_document(document: Any, origin: str) -> list[Part]:
+    """The parts of one catalogue file's parsed JSON, checked against CATALOG_SCHEMA, then for ids
+    used twice in the file. Every refusal names `origin` and the JSON path."""
     try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CatalogError(origin, None, None,
-                           f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
-    if not isinstance(document, dict) or document.get("format") != CATALOG_FORMAT:
-        raise CatalogError(origin, None, "format", f"expected \"format\": \"{CATALOG_FORMAT}\"")
-    if document.get("version") != CATALOG_VERSION:
-        raise CatalogError(origin, None, "version",
-                           f"unsupported catalogue version {json.dumps(document.get('version'))}; "
-                           f"this release reads version {CATALOG_VERSION}")
-    entries = document.get("parts")
-    if not isinstance(entries, list):
-        raise CatalogError(origin, None, "parts", "expected a list of parts")
-    parts = [parse_part(entry, origin, index) for index, entry in enumerate(entries)]
-    seen: set[str] = set()
-    for part in parts:
-        if part.id in seen:
-            raise CatalogError(origin, part.id, "id", "appears twice in this file")
-        seen.add(part.id)
+        check(document, CATALOG_SCHEMA, origin, CatalogError)
+    except CatalogError as exc:
+        raise CatalogError(origin, exc.json_path, exc.problem + _part_hint(document, exc.json_path)) from None
+    parts, seen = [], {}
+    for index, entry in enumerate(document["parts"]):
+        where = f"$.parts[{index}]"
+        if entry["id"] in seen:
+            raise CatalogError(origin, f"{where}.id", f"'{entry['id']}' is also the id at {seen[entry['id']]}")
+        seen[entry["id"]] = where
+        parts.append(Part(id=entry["id"], kind=entry["kind"], name=entry["name"], source=entry["source"],
+                          data=_freeze(entry), origin=origin, where=where))
     return parts
 
 
+def _part_hint(document: Any, json_path: str | None) -> str:
+    """" (part 'dgx-h100')" for a problem inside a part that has a usable id."""
+    match = re.match(r"^\$\.parts\[(\d+)\]", json_path or "")
+    if not match:
+        return ""
+    entry = document["parts"][int(match.group(1))]
+    part_id = entry.get("id") if isinstance(entry, dict) else None
+    return f" (part '{part_id}')" if isinstance(part_id, str) and _ID_PATTERN.match(part_id) else ""
+
+
+def parse_catalog_text(text: str, origin: str) -> list[Part]:
+    return parse_catalog_document(parse_json(text, origin, CatalogError), origin)
+
+
 def read_catalog_file(path: Path) -> list[Part]:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CatalogError(str(path), None, None, f"cannot be read ({exc.strerror or exc})") from None
-    return parse_catalog_text(text, str(path))
+    """One catalogue file: a regular file of at most MAX_CATALOG_BYTES, checked completely."""
+    return parse_catalog_document(read_json(path, MAX_CATALOG_BYTES, "catalogue file", CatalogError), str(path))
 
 
 def default_user_catalog_path() -> Path:
@@ -231,13 +301,13 @@ def load_catalog(extra: Path | str | None = None, *, include_user: bool = True) 
     seen: dict[str, str] = {}
     for part in parts:
         if part.id in seen:
-            raise CatalogError(part.origin, part.id, "id", f"also defined in {seen[part.id]}")
+            raise CatalogError(part.origin, f"{part.where}.id", f"'{part.id}' is also defined in {seen[part.id]}")
         seen[part.id] = part.origin
         catalog._parts[part.id] = part
-    catalog._check_references(origin_of=lambda p: p.origin)
+    catalog._check_references(catalog)
     overlays = []
     user_path = default_user_catalog_path()
-    if include_user and user_path.is_file():
+    if include_user and os.path.lexists(user_path):
         overlays.append(user_path)
     if extra is not None:
         overlays.append(Path(extra))

@@ -37,8 +37,12 @@ ALLOWED_PARENTS: Mapping[str, tuple[str, ...]] = {
 MAX_GROUP_COUNT = 1_000_000
 MAX_TOTAL_COPIES = 100_000_000  # of any one item through the hierarchy
 MAX_LANES = 4096
+MAX_COORDINATE = 1e9
+MAX_NAME_CHARS = 200  # an item's or a design's name: what a file may hold (designer.io.schemas)
 DEFAULT_EXPAND_LIMIT = 200_000
-_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
+_ID_PATTERN = re.compile(ID_PATTERN)
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # a name is printed on terminals
 
 
 @dataclass(frozen=True)
@@ -249,9 +253,12 @@ class Design:
         def multiplicity(item_id: str) -> int:
             hit = mult.get(item_id)
             if hit is None:
-                chain = chains[item_id]
-                hit = items[item_id].count * (multiplicity(chain[1]) if len(chain) > 1 else 1)
-                mult[item_id] = hit
+                chain = chains[item_id]  # item first, root last: multiply down from the nearest known
+                known = next((i for i, ancestor in enumerate(chain) if ancestor in mult), len(chain))
+                hit = mult[chain[known]] if known < len(chain) else 1
+                for ancestor in reversed(chain[:known]):
+                    hit *= items[ancestor].count
+                    mult[ancestor] = hit
             return hit
 
         out: dict[str, LinkCopies] = {}
@@ -293,13 +300,14 @@ class Design:
         """Items in topology order: depth first through containment, siblings in natural id order."""
         index = self.children_index()
         out: list[Item] = []
-
-        def visit(parent: str | None) -> None:
-            for child in sorted(index.get(parent, []), key=_topology_key):
-                out.append(child)
-                visit(child.id)
-
-        visit(None)
+        stack = [iter(sorted(index.get(None, []), key=_topology_key))]
+        while stack:
+            child = next(stack[-1], None)
+            if child is None:
+                stack.pop()
+                continue
+            out.append(child)
+            stack.append(iter(sorted(index.get(child.id, []), key=_topology_key)))
         return out
 
     # --- snapshots ----------------------------------------------------------------------
@@ -368,7 +376,7 @@ class Design:
 
     # --- rules --------------------------------------------------------------------------
     def _check_item(self, item: Item, replacing: Item | None = None) -> None:
-        if not _ID_PATTERN.match(item.id):
+        if not _ID_PATTERN.fullmatch(item.id):
             raise DesignError(f"item id '{item.id}' must be 1–128 letters, digits, '-', '_', '.' or ':'")
         if item.kind not in ITEM_KINDS:
             raise DesignError(f"item '{item.id}': unknown kind '{item.kind}'; expected one of {', '.join(ITEM_KINDS)}")
@@ -378,11 +386,14 @@ class Design:
             raise DesignError(f"item '{item.id}': only a group may have a count above 1 (wrap it in a group)")
         if item.count > MAX_GROUP_COUNT:
             raise DesignError(f"item '{item.id}': count {item.count:,} is above the limit of {MAX_GROUP_COUNT:,}")
+        if not isinstance(item.name, str) or len(item.name) > MAX_NAME_CHARS or _CONTROL.search(item.name):
+            raise DesignError(f"item '{item.id}': a name is printable text of at most {MAX_NAME_CHARS} characters")
         if item.kind in HARDWARE_KINDS and not item.part:
             raise DesignError(f"item '{item.id}': a {item.kind} needs a catalogue part")
         for axis in ("x", "y"):
             value = getattr(item, axis)
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value or abs(value) > 1e9:
+            if (not isinstance(value, (int, float)) or isinstance(value, bool) or value != value
+                    or abs(value) > MAX_COORDINATE):
                 raise DesignError(f"item '{item.id}': {axis} must be a finite number")
         if item.parent is not None:
             parent = self.items.get(item.parent)
@@ -413,7 +424,7 @@ class Design:
     def _check_link(self, link: Link, previous: Link | None = None) -> None:
         """`previous`: the link being edited. A match that stopped holding (lint says so) does not
         block edits of its other fields."""
-        if not _ID_PATTERN.match(link.id):
+        if not _ID_PATTERN.fullmatch(link.id):
             raise DesignError(f"link id '{link.id}' must be 1–128 letters, digits, '-', '_', '.' or ':'")
         for end in (link.a, link.b):
             if end not in self.items:

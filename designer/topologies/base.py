@@ -7,10 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from designer.engine.budget import MAX_WORK
 from designer.model import placement
 from designer.model.catalog import Catalog, Part
 from designer.model.design import Design, Item, Link
-from designer.model.errors import DesignerError
+from designer.model.errors import DesignError, DesignerError, printable
+
+MAX_TEXT_CHARS = 200  # a text parameter (the design's name) is saved in the file, where names are this long
 
 
 class TopologyError(DesignerError):
@@ -48,7 +51,32 @@ class Generator:
         return values
 
     def __call__(self, catalog: Catalog, **given: Any) -> Design:
-        return self.build(self.resolve(given, catalog), catalog)
+        try:
+            design = self.build(self.resolve(given, catalog), catalog)
+        except (DesignError, TopologyError) as exc:
+            if str(exc).startswith(f"{self.name}: "):
+                raise
+            raise TopologyError(f"{self.name}: {exc}") from None
+        drawn = len(design.items) + len(design.links)
+        if drawn > MAX_WORK:
+            raise TopologyError(f"{self.name}: these parameters draw {len(design.items):,} items and "
+                                f"{len(design.links):,} links, more than can be evaluated ({MAX_WORK:,} in all); "
+                                "use smaller blocks or fewer parts per server (docs/limits.md)")
+        return design
+
+
+def _shown(value: Any) -> str:
+    """A parameter's value as a refusal quotes it: short, printable."""
+    text = printable(repr(value))
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # an unpaired surrogate: a non-UTF-8 byte from the command line
+        return False
+    return True
 
 
 def _coerce(generator: str, param: Param, raw: Any, catalog: Catalog) -> Any:
@@ -60,19 +88,22 @@ def _coerce(generator: str, param: Param, raw: Any, catalog: Catalog) -> Any:
             value = param.kind(raw) if not isinstance(raw, str) else param.kind(raw.strip())
         except (TypeError, ValueError):
             raise TopologyError(f"{where} must be {'a whole number' if param.kind is int else 'a number'}, "
-                                f"got {raw!r}") from None
+                                f"got {_shown(raw)}") from None
         if isinstance(raw, float) and param.kind is int and not raw.is_integer():
-            raise TopologyError(f"{where} must be a whole number, got {raw!r}")
+            raise TopologyError(f"{where} must be a whole number, got {_shown(raw)}")
         if param.kind is float and not math.isfinite(value):
-            raise TopologyError(f"{where} must be finite, got {raw!r}")
+            raise TopologyError(f"{where} must be finite, got {_shown(raw)}")
         if param.minimum is not None and value < param.minimum:
-            raise TopologyError(f"{where} must be at least {param.minimum:g}, got {value:g}")
+            raise TopologyError(f"{where} must be at least {param.minimum:g}, got {_shown(value)}")
         if param.maximum is not None and value > param.maximum:
-            raise TopologyError(f"{where} must be at most {param.maximum:g}, got {value:g}")
+            raise TopologyError(f"{where} must be at most {param.maximum:g}, got {_shown(value)}")
         return value
     value = str(raw)
+    if len(value) > MAX_TEXT_CHARS or not value.isprintable() or not _encodable(value):
+        raise TopologyError(f"{where} must be printable text of at most {MAX_TEXT_CHARS} characters, "
+                            f"got {_shown(value)}")
     if param.choices is not None and value not in param.choices:
-        raise TopologyError(f"{where} must be one of {', '.join(map(str, param.choices))}, got '{value}'")
+        raise TopologyError(f"{where} must be one of {', '.join(map(str, param.choices))}, got {_shown(value)}")
     if param.part_kind is not None:
         part = catalog.get(value)
         if part is None or part.kind != param.part_kind:

@@ -5,19 +5,23 @@ from __future__ import annotations
 
 import math
 
-from designer.model.catalog import Catalog
-from designer.model.design import Design
+from designer.model.catalog import MAX_ACCELERATOR_SLOTS, MAX_SERVER_NICS, Catalog
+from designer.model.design import MAX_TOTAL_COPIES, Design
 from designer.model.layout import tidy_in_place
 from designer.model.lint import ports_used
 from designer.topologies.base import Builder, Generator, Param, TopologyError, common_medium, new_design
 
+# A torus block is drawn chip by chip: 32×32×32 chips (41,000 items, 98,000 links) is the largest
+# that evaluates within the work budget (designer.engine.budget).
+MAX_BLOCK_CHIPS = 32_768
 _GPU = Param("gpu", str, None, "accelerator part (default: the platform's)", part_kind="accelerator")
 _PLATFORM = Param("platform", str, "dgx-h100", "server platform part", part_kind="server")
 _NODES = Param("nodes", int, 4, "number of servers", minimum=1, maximum=1_000_000)
 _GPN = Param("gpus_per_node", int, None, "accelerators per server (default: the platform's slots)", minimum=0,
-             maximum=4096)
+             maximum=MAX_ACCELERATOR_SLOTS)
 _NIC = Param("nic", str, None, "NIC part (default: the platform's)", part_kind="nic")
-_NPN = Param("nics_per_node", int, None, "scale-out NICs per server (default: the platform's)", minimum=0, maximum=64)
+_NPN = Param("nics_per_node", int, None, "scale-out NICs per server (default: the platform's)", minimum=0,
+             maximum=MAX_SERVER_NICS)
 _SWITCH = Param("switch", str, "qm9700", "scale-out switch part", part_kind="switch")
 _OVERSUB = Param("oversubscription", float, 1.0, "leaf downlinks per uplink (1 = non-blocking)", minimum=1.0,
                  maximum=64.0)
@@ -37,6 +41,12 @@ def _platform_values(p: dict, catalog: Catalog) -> tuple[str, int, str | None, i
     nic = p.get("nic") or platform.get("default_nic")
     nics = p.get("nics_per_node")
     nics = int(platform.number("default_nics")) if nics is None else nics
+    if nics and nic is None:
+        raise TopologyError(f"platform '{platform.id}' has no default NIC; set parameter 'nic' or 'nics_per_node=0'")
+    nodes = p.get("nodes", 1)
+    if nodes * gpus > MAX_TOTAL_COPIES:
+        raise TopologyError(f"parameters 'nodes' ({nodes:,}) × {gpus} accelerators per server make "
+                            f"{nodes * gpus:,} accelerators, above the limit of {MAX_TOTAL_COPIES:,}; lower 'nodes'")
     return gpu, gpus, nic, nics
 
 
@@ -316,6 +326,16 @@ def _build_torus(p: dict, catalog: Catalog) -> Design:
     if len(block) != len(dims) or any(d % k for d, k in zip(dims, block)):
         raise TopologyError(f"torus: parameter 'block' ({p['block']}) must divide 'dims' ({p['dims']}) in every "
                             "dimension")
+    if math.prod(dims) > MAX_TOTAL_COPIES:
+        raise TopologyError(f"torus: parameter 'dims' ({p['dims']}) makes {math.prod(dims):,} chips, above the limit "
+                            f"of {MAX_TOTAL_COPIES:,}")
+    if math.prod(block) > MAX_BLOCK_CHIPS:
+        name = "block" if p["block"] else "dims"
+        raise TopologyError(f"torus: a block of {math.prod(block):,} chips is drawn chip by chip, above the limit of "
+                            f"{MAX_BLOCK_CHIPS:,}; set parameter 'block' to a smaller block that divides 'dims' "
+                            f"(e.g. block=4x4x4), or lower '{name}'")
+    # Saved in the file as the engine reads it back: "16x16x16".
+    p["dims"] = "x".join(map(str, dims))
     gpu = p["gpu"] or catalog[p["platform"]].get("default_accelerator")
     gpu_part = catalog[gpu]
     medium = gpu_part.get("scale_up_medium")
@@ -531,7 +551,8 @@ _register("torus", "2D/3D torus or mesh of accelerators, optionally built from b
           [Param("platform", str, "tpu-v4-host", "host platform", part_kind="server"), _GPU,
            Param("dims", str, "4x4x4", "torus size per dimension, e.g. 16x16x16"),
            Param("block", str, "", "block size per dimension (default: the whole torus)"),
-           Param("gpus_per_node", int, 0, "chips per host (0: the platform's)", minimum=0, maximum=4096),
+           Param("gpus_per_node", int, 0, "chips per host (0: the platform's)", minimum=0,
+                 maximum=MAX_ACCELERATOR_SLOTS),
            Param("host_block", str, "", "chips per host as a sub-block, e.g. 5x5 (default: consecutive chips)"),
            Param("rack", str, None, "rack part the hosts go in (default: no racks)", part_kind="rack"),
            Param("hosts_per_rack", int, 0, "hosts per rack (0: one block per rack)", minimum=0, maximum=4096),
@@ -539,17 +560,18 @@ _register("torus", "2D/3D torus or mesh of accelerators, optionally built from b
            Param("switch", str, "tpu-ocs", "circuit switch joining blocks", part_kind="switch"),
            Param("ocs_per_axis", int, 0, "circuit switches per axis (0: one per face position)", minimum=0,
                  maximum=4096),
-           Param("nodes", int, 1, "unused by the torus (its size comes from dims)", minimum=1),
+           Param("nodes", int, 1, "unused by the torus (its size comes from dims)", minimum=1, maximum=1),
            Param("nic", str, None, "unused", part_kind="nic"),
-           Param("nics_per_node", int, 0, "unused", minimum=0),
-           Param("oversubscription", float, 1.0, "unused", minimum=1.0),
+           Param("nics_per_node", int, 0, "unused", minimum=0, maximum=0),
+           Param("oversubscription", float, 1.0, "unused", minimum=1.0, maximum=1.0),
            _NAME], _build_torus)
 _register("pcie-fabric", "many accelerators behind PCIe switches in one memory domain (GigaIO FabreX style)",
           [Param("platform", str, "supernode-32", "server platform", part_kind="server"), _GPU,
            Param("nodes", int, 1, "number of fabric nodes", minimum=1, maximum=100_000), _GPN,
            Param("switch", str, "fabrex-pcie5", "fabric switch joining the nodes", part_kind="switch"),
-           _NIC, Param("nics_per_node", int, 0, "scale-out NICs per node", minimum=0, maximum=64),
-           Param("oversubscription", float, 1.0, "unused: the fabric is non-blocking", minimum=1.0), _NAME],
+           _NIC, Param("nics_per_node", int, 0, "scale-out NICs per node", minimum=0, maximum=MAX_SERVER_NICS),
+           Param("oversubscription", float, 1.0, "unused: the fabric is non-blocking", minimum=1.0, maximum=1.0),
+           _NAME],
           _build_pcie_fabric)
 
 

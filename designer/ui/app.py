@@ -31,8 +31,10 @@ def _parse_size(size: str | None) -> tuple[int, int]:
             raise ValueError
         return w, h
     except ValueError:
-        raise SystemExit(f"cluster-designer: error: --size must be WIDTHxHEIGHT, e.g. 1600x1000, "
-                         f"got '{size}'") from None
+        from designer.model.errors import InputError
+
+        raise InputError("command line", "--size", f"expected WIDTHxHEIGHT from 200x150 to 10000x10000, "
+                                                   f"e.g. 1600x1000, got '{size[:40]}'") from None
 
 
 def run_app(path: str | os.PathLike | None = None, screenshot: str | None = None, size: str = "1600x1000") -> int:
@@ -55,8 +57,17 @@ def run_app(path: str | os.PathLike | None = None, screenshot: str | None = None
     try:
         catalog = default_catalog()
     except DesignerError as exc:
-        print(f"cluster-designer: error: {exc}", file=sys.stderr)
-        return 2
+        if screenshot:
+            print(f"cluster-designer: error: {exc}", file=sys.stderr)
+            return 2
+        # A broken user catalogue must not lock the user out of the app: say so, use the shipped parts.
+        from PySide6.QtWidgets import QMessageBox
+
+        from designer.model.catalog import load_catalog, set_default_catalog
+
+        QMessageBox.warning(None, "Catalogue not used", f"{exc}\n\nThe shipped parts are used until the file is fixed.")
+        catalog = load_catalog(include_user=False)
+        set_default_catalog(catalog)
 
     from designer.ui.main_window import MainWindow
 

@@ -1,0 +1,226 @@
+"""The JSON Schemas (Draft 2020-12) of the design file and the workload file.
+
+`designer.model.validation.check` applies them; every field of a design, its `settings` included,
+is described here with its type and limits, so nothing unchecked reaches the model or the engine.
+The limits and how they were chosen are in docs/limits.md. A workload never names a file: a
+design's model is a preset name or an inline object; a workload file is read only when the user
+names it (`--workload FILE`).
+"""
+
+from __future__ import annotations
+
+from designer.engine.collectives import ALGORITHMS, OPS
+from designer.engine.training import RECOMPUTE
+from designer.engine.workloads import PRECISIONS, PRESETS
+from designer.model.design import (
+    ID_PATTERN,
+    ITEM_KINDS,
+    MAX_COORDINATE,
+    MAX_GROUP_COUNT,
+    MAX_LANES,
+    MAX_NAME_CHARS,
+    MAX_TOTAL_COPIES,
+)
+
+# Drawn items and links of one design. The largest shipped example draws 5,000 items and 12,000
+# links; 100,000 items load, validate and evaluate within the CLI's 10 s on a laptop core.
+MAX_ITEMS = 100_000
+MAX_LINKS = 200_000
+MAX_DESCRIPTION_CHARS = 10_000
+MAX_SIZES = 64  # collective message sizes: a plot's worth
+MAX_SIZE_BYTES = 2 ** 50  # 1 PiB per message
+MAX_TEMPLATE_PARAMS = 64
+
+# Text holds no control characters (a name is printed on terminals); descriptions may hold tabs and
+# line breaks. Text UTF-8 cannot store (an unpaired surrogate from a "\udcff" escape) loads, and is
+# refused when saved, naming the field (designer.io.files.save_design).
+_NAME_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]*$"
+_TEXT_PATTERN = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]*$"
+
+
+def _name(max_chars: int = MAX_NAME_CHARS) -> dict:
+    return {"type": "string", "maxLength": max_chars, "pattern": _NAME_PATTERN,
+            "x-expected": f"a name of at most {max_chars:,} characters, no control characters"}
+
+
+def _text(max_chars: int) -> dict:
+    return {"type": "string", "maxLength": max_chars, "pattern": _TEXT_PATTERN,
+            "x-expected": f"a text of at most {max_chars:,} characters, no control characters"}
+
+
+def _whole(low: int, high: int, what: str = "a whole number") -> dict:
+    return {"type": "integer", "minimum": low, "maximum": high, "x-expected": f"{what} from {low:,} to {high:,}"}
+
+
+_ID = {"type": "string", "pattern": ID_PATTERN, "x-expected": "an id of 1–128 letters, digits, '-', '_', '.' or ':'"}
+_COORDINATE = {"type": "number", "minimum": -MAX_COORDINATE, "maximum": MAX_COORDINATE,
+               "x-expected": f"a number from -{MAX_COORDINATE:,.0f} to {MAX_COORDINATE:,.0f}"}
+_PART_ID = {"type": "string", "maxLength": 128, "pattern": r"^[a-z0-9]+(-[a-z0-9]+)*$",
+            "x-expected": "a catalogue part id like \"h100-sxm\""}
+
+_ITEM = {
+    "type": "object",
+    "required": ["id", "kind"],
+    "additionalProperties": False,
+    "properties": {
+        "id": _ID,
+        "kind": {"enum": list(ITEM_KINDS)},
+        "name": _name(),
+        "part": _PART_ID,
+        "parent": _ID,
+        "x": _COORDINATE,
+        "y": _COORDINATE,
+        "count": _whole(1, MAX_GROUP_COUNT),
+    },
+}
+
+_LINK = {
+    "type": "object",
+    "required": ["id", "a", "b", "medium"],
+    "additionalProperties": False,
+    "properties": {
+        "id": _ID, "a": _ID, "b": _ID,
+        "medium": _PART_ID,
+        "lanes": _whole(1, MAX_LANES),
+        "match": {"type": "array", "prefixItems": [_ID, _ID], "minItems": 2, "maxItems": 2,
+                  "x-expected": "two group ids"},
+    },
+}
+
+# An inline LLM: a preset's figures overridden, or a model of its own. Shapes up to 10x the largest
+# published models; everything the training model multiplies stays a finite float.
+MODEL = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "preset": {"enum": list(PRESETS)},
+        "name": _name(),
+        "layers": _whole(1, 10_000),
+        "hidden": _whole(1, 1_000_000),
+        "heads": _whole(1, 100_000),
+        "kv_heads": _whole(1, 100_000),
+        "ffn": _whole(1, 10_000_000),
+        "vocab": _whole(1, 10_000_000),
+        "seq": _whole(1, 10_000_000),
+        "global_batch": _whole(1, 100_000_000),
+        "tokens": {"type": "number", "exclusiveMinimum": 0, "maximum": 1e18,
+                   "x-expected": "a number of tokens above 0 and at most 1e18"},
+        "parameters": {"type": "number", "exclusiveMinimum": 0, "maximum": 1e16,
+                       "x-expected": "a parameter count above 0 and at most 1e16"},
+        "gated_mlp": {"type": "boolean"},
+        "tied_embeddings": {"type": "boolean"},
+        "precision": {"enum": list(PRECISIONS)},
+    },
+}
+
+_PRESET_NAME = {"enum": list(PRESETS),
+                "x-expected": f"a preset ({', '.join(PRESETS)}) or an inline model object; a design never names a file"}
+
+_PLAN = {
+    "if": {"type": "string"},
+    "then": {"const": "auto", "x-expected": "\"auto\" or a plan object like {\"tp\": 8, \"pp\": 4}"},
+    "else": {
+        "type": "object",
+        "additionalProperties": False,
+        "x-expected": "\"auto\" or a plan object like {\"tp\": 8, \"pp\": 4}",
+        "properties": {
+            "tp": _whole(1, 1024), "pp": _whole(1, 10_000), "dp": _whole(1, MAX_TOTAL_COPIES),
+            "mb": _whole(1, 1024), "recompute": {"enum": list(RECOMPUTE)}, "zero": _whole(0, 3),
+        },
+    },
+}
+
+_SIZE = {
+    "if": {"type": "string"},
+    "then": {"type": "string", "pattern": r"^\s*[0-9]{1,16}(\.[0-9]{1,6})?\s*([KMGTkmgt][Bb]?)?\s*$",
+             "x-expected": "a positive size like \"1G\""},
+    "else": {"type": "integer", "minimum": 1, "maximum": MAX_SIZE_BYTES,
+             "x-expected": f"a positive size like \"1G\" (at most {MAX_SIZE_BYTES:,} bytes)"},
+}
+
+WORKLOAD_SETTING = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "collective": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "op": {"enum": list(OPS)},
+                "sizes": {"type": "array", "minItems": 1, "maxItems": MAX_SIZES, "items": _SIZE},
+                "algorithm": {"enum": ["auto", *ALGORITHMS]},
+                "ranks": _whole(1, MAX_TOTAL_COPIES),
+            },
+        },
+        "training": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "model": {"if": {"type": "string"}, "then": _PRESET_NAME, "else": MODEL},
+                "plan": _PLAN,
+                "global_batch": MODEL["properties"]["global_batch"],
+                "seq": MODEL["properties"]["seq"],
+                "tokens": MODEL["properties"]["tokens"],
+            },
+        },
+    },
+}
+
+_TEMPLATE = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "name": _name(),
+        "edited": _text(MAX_DESCRIPTION_CHARS),
+        "params": {
+            "type": "object",
+            "maxProperties": MAX_TEMPLATE_PARAMS,
+            "propertyNames": {"pattern": r"^[a-z_]{1,40}$"},
+            "properties": {
+                # The engine reads a torus's shape from here.
+                "dims": {"type": "string", "pattern": r"^[0-9]{1,4}([xX][0-9]{1,4}){0,2}$",
+                         "x-expected": "a torus shape like \"16x16x16\""},
+            },
+            "additionalProperties": {"type": ["string", "number", "boolean", "null"], "maxLength": MAX_NAME_CHARS,
+                                     "pattern": _NAME_PATTERN},
+        },
+    },
+}
+
+DESIGN = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "Cluster Designer design file (NAME.cluster.json), version 1",
+    "type": "object",
+    "required": ["format", "version", "items"],
+    "additionalProperties": False,
+    "properties": {
+        "format": {"const": "cluster-designer"},
+        "version": {"type": "integer", "minimum": 1},
+        "name": _name(),
+        "description": _text(MAX_DESCRIPTION_CHARS),
+        "items": {"type": "array", "maxItems": MAX_ITEMS, "items": _ITEM},
+        "links": {"type": "array", "maxItems": MAX_LINKS, "items": _LINK},
+        "settings": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "workload": WORKLOAD_SETTING,
+                "template": _TEMPLATE,
+                "in_network_reduction": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {"nvls": {"type": "boolean"}, "sharp": {"type": "boolean"}},
+                },
+            },
+        },
+    },
+}
+
+# A workload file (`--workload FILE`): one inline model.
+WORKLOAD_FILE = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "Cluster Designer workload file: an LLM to train",
+    **MODEL,
+}
+
+# Sweep and scenario files do not exist yet; a format that adds them adds its schema here.
