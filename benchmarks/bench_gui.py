@@ -34,7 +34,7 @@ from PySide6.QtGui import QMouseEvent  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from designer import cli  # noqa: E402
+from designer.io.examples import example_paths  # noqa: E402
 from designer.model.catalog import default_catalog  # noqa: E402
 from tests.helpers import window_settled, write_big_design  # noqa: E402
 
@@ -149,7 +149,7 @@ def measure(window, path: Path, png: Path) -> dict[str, float]:
 
     first = next(iter(doc.design.items.values()))
     gaps["re-evaluate"] = phase(window, "re-evaluate", lambda: doc.set_item(first.id, name=f"{first.label} (edited)"))
-    if window.last_result["design"]["items"] != items:
+    if window.last_result.design.items != items:
         raise SystemExit(f"bench_gui: {path.name}: the edit was not re-evaluated")
 
     gaps["select all"] = phase(window, "select all", window.act_select_all.trigger, lambda: window_settled(window))
@@ -185,7 +185,7 @@ def example_path(name: str) -> Path:
     path = Path(name)
     if path.exists():
         return path
-    matches = [p for p in cli.example_paths() if p.name == f"{name}.cluster.json"]
+    matches = [p for p in example_paths() if p.name == f"{name}.cluster.json"]
     if not matches:
         raise SystemExit(f"bench_gui: no example named {name!r}")
     return matches[0]
@@ -203,13 +203,13 @@ def main(argv=None) -> int:
 
     work = Path(tempfile.mkdtemp(prefix="cluster-designer-bench-"))
     if args.tiny:
-        paths = [min(cli.example_paths(), key=lambda p: p.stat().st_size)]
+        paths = [min(example_paths(), key=lambda p: p.stat().st_size)]
     elif args.examples:
         paths = [example_path(name) for name in args.examples]
     else:
         big = work / "flat-torus-20k.cluster.json"
         write_big_design(big)
-        paths = cli.example_paths() + [big]
+        paths = example_paths() + [big]
 
     window = MainWindow(default_catalog())
     window.resize(1600, 1000)

@@ -165,8 +165,15 @@ class Document(QObject):
             return None
         return group_id if self.apply(edit) else None
 
-    def ungroup(self, group_ids: list[str]) -> bool:
-        return self._build_and_apply(edits.ungroup, group_ids)
+    def ungroup(self, group_ids: list[str], sizes: dict[str, tuple[float, float]] | None = None) -> list[str]:
+        """Dissolve groups into as many drawn copies as they stand for (see `edits.ungroup`);
+        returns the ids now standing where the groups were (empty if refused, with `error`)."""
+        try:
+            edit, placed = edits.ungroup(self.design, group_ids, sizes)
+        except DesignerError as exc:
+            self.error.emit(str(exc))
+            return []
+        return placed if self.apply(edit) else []
 
     # --- clipboard ------------------------------------------------------------------------------
     def fragment(self, item_ids: Iterable[str]) -> dict:
