@@ -386,7 +386,7 @@ def test_which_container_may_hold_a_part():
     design = rack_design()
     assert placement.can_hold("rack", "server") and placement.can_hold("server", "accelerator")
     assert not placement.can_hold("switch", "cpu") and not placement.can_hold("rack", "rack")
-    assert placement.can_hold("group", "switch") and not placement.can_drag_into("group", "switch")
+    assert placement.can_hold("group", "switch")
     # Under a drop point, topmost first: a GPU over a server in a rack goes into the server.
     assert placement.container_under(design, "accelerator", ["gpu", "srv", "rack"]) == "srv"
     assert placement.container_under(design, "server", ["gpu", "srv", "rack"]) == "rack"

@@ -27,6 +27,9 @@ BUILD_IN_ONE_GO = 60
 SLICE_S = 0.02
 # Restyling more items than this (a result's utilization, text on or off) is done this many per turn.
 RESTYLE_SLICE = 1500
+# A change adding or removing more drawn items and links than this (Undo of a big Delete, a big
+# Paste or Ungroup) is mirrored by building the scene again in slices, as opening a design is.
+MIRROR_IN_ONE_GO = 400
 
 
 class DesignScene(QGraphicsScene):
@@ -54,6 +57,7 @@ class DesignScene(QGraphicsScene):
         self._stage = QGraphicsScene(self)
         self._stage.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
         self._staged: list[tuple[Any, Any]] = []
+        self._pending_selection: list[str] = []  # chosen while a sliced build runs; selected when it ends
         document.changed.connect(self.on_changed)
         self.selectionChanged.connect(self._on_selection_look)
         self.rebuild()
@@ -113,6 +117,9 @@ class DesignScene(QGraphicsScene):
         self._join_staged()
         self.setSceneRect(self.content_rect().adjusted(-2000, -2000, 2000, 2000))
         self.building = False
+        if self._pending_selection:
+            pending, self._pending_selection = self._pending_selection, []
+            self.select_ids(pending)
         self.built.emit()
 
     def _depth(self, node: NodeItem) -> int:
@@ -200,12 +207,25 @@ class DesignScene(QGraphicsScene):
 
     # --- mirroring document changes ------------------------------------------------------------
     def on_changed(self, change: Change) -> None:
-        if change.reset or self.building:
+        big = (len(change.items_added) + len(change.links_added) > MIRROR_IN_ONE_GO
+               or len(change.items_removed) + len(change.links_removed) > MIRROR_IN_ONE_GO)
+        if change.reset or self.building or big:
             # An edit during a sliced build simply starts the build again from the new design.
             if change.reset:
                 self.utilization, self.bottleneck = {}, None
+                self._pending_selection = []
             self.rebuild()
             return
+        # Qt announces a removed selected item, one signal each; the handlers hear it once, after.
+        self.blockSignals(True)
+        try:
+            self._mirror(change)
+        finally:
+            self.blockSignals(False)
+        if change.items_removed or change.links_removed:
+            self.selectionChanged.emit()
+
+    def _mirror(self, change: Change) -> None:
         design = self.design
         refit: set[str] = set()
         touched: set[str] = set()
@@ -480,11 +500,27 @@ class DesignScene(QGraphicsScene):
         return [l.link_id for l in self.selectedItems() if isinstance(l, LinkItem)]
 
     def select_ids(self, ids) -> None:
-        self.clearSelection()
-        for i in ids:
-            item = self.nodes.get(i) or self.link_items.get(i)
-            if item is not None:
+        """Select exactly these items and links; the selection handlers run once, not once per
+        item (Qt signals every single change, and each handler reads the whole selection).
+        During a sliced build they are selected once the build ends."""
+        if self.building:
+            self._pending_selection = list(ids)
+            return
+        self._select([item for i in ids if (item := self.nodes.get(i) or self.link_items.get(i)) is not None])
+
+    def select_all(self) -> None:
+        """Every item and every link, in one selection change."""
+        self._select([*self.nodes.values(), *self.link_items.values()])
+
+    def _select(self, items: list) -> None:
+        self.blockSignals(True)
+        try:
+            self.clearSelection()
+            for item in items:
                 item.setSelected(True)
+        finally:
+            self.blockSignals(False)
+        self.selectionChanged.emit()
 
     def node_at(self, scene_pos: QPointF, exclude=()) -> NodeItem | None:
         for item in self.items(scene_pos):

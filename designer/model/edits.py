@@ -319,6 +319,29 @@ def move(design: Design, positions: dict[str, tuple[float, float]],
     return draft.edit(text)
 
 
+def nudge(design: Design, item_ids: Iterable[str], dx: float, dy: float, text: str = "Nudge") -> Edit:
+    """Move the chosen items (those inside another chosen one ride along) by dx, dy."""
+    positions = {i: (design.items[i].x + dx, design.items[i].y + dy) for i in outermost(design, item_ids)}
+    return move(design, positions, text=text)
+
+
+def merged(first: Edit, second: Edit) -> Edit | None:
+    """Two consecutive edits as one, where both only update the same items (nudges in a row):
+    each item goes from its state before the first to its state after the second. None when
+    they are not of that shape."""
+    if not all(isinstance(op, UpdateItem) for op in (*first.ops, *second.ops)):
+        return None
+    before = {op.old.id: op.old for op in first.ops}
+    after = {op.new.id: op.new for op in first.ops}
+    if set(before) != {op.old.id for op in second.ops}:
+        return None
+    for op in second.ops:
+        if after[op.old.id] != op.old:
+            return None
+        after[op.new.id] = op.new
+    return Edit(tuple(UpdateItem(before[i], after[i]) for i in before), first.text)
+
+
 def set_item(design: Design, item_id: str, text: str = "Edit", **changes: Any) -> Edit:
     """Change an item's fields. A new count for a group whose copies links match one to one with
     other groups' is given to those groups too, in the same edit (one spine per pod fewer is one
