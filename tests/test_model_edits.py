@@ -170,9 +170,9 @@ def test_removal_cascades_through_the_models_own_rule(monkeypatch):
 
 def test_removing_a_link_and_an_item_it_touches_removes_each_once():
     design = rack_design()
-    edit = edits.remove(design, ["spine"], ["tor--spine", "tor--spine"])
-    assert [type(op) for op in edit.ops] == [RemoveLink, RemoveItem]
-    assert edit.ops[1].links == ()
+    edit = edits.remove(design, ["spine"], ["tor--spine", "tor--spine", "gpu--nic"])
+    assert [type(op) for op in edit.ops] == [RemoveLink, RemoveItem]  # the spine's link goes with it
+    assert edit.ops[0].link.id == "gpu--nic" and [l.id for l in edit.ops[1].links] == ["tor--spine"]
     round_trip(design, edit)
 
 

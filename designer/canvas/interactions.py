@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QGraphicsScene
 from designer.canvas.items import GRID, LEAF_H, LEAF_W, NodeItem
 from designer.model import placement
 from designer.model.design import Design, Item
+from designer.model.edits import outermost
 from designer.model.errors import DesignerError
 from designer.topologies.base import Builder
 
@@ -27,6 +28,7 @@ class Interactions:
         self.snap_enabled = True
         self._alt_held = False  # Alt places freely, off the grid
         self._dragged: list[NodeItem] | None = None  # the items the drag under way moves
+        self._dragged_links: list = []  # and the links it re-routes (LinkItems)
         # Asked when a link could use several media; tests replace it. (options) -> choice or None
         self.choose_medium: Callable[[list[tuple[str, str]], str], str | None] | None = None
 
@@ -42,15 +44,8 @@ class Interactions:
     def dragged_nodes(self) -> list[NodeItem]:
         """What a drag of the selection moves: the selected items not inside another selected one
         (Qt moves those; their contents ride along)."""
-        selected = [n for n in self.scene.selectedItems() if isinstance(n, NodeItem)]
-        roots = []
-        for node in selected:
-            parent = node.parentItem()
-            while parent is not None and not parent.isSelected():
-                parent = parent.parentItem()
-            if parent is None:
-                roots.append(node)
-        return roots
+        nodes = self.scene.nodes
+        return [nodes[i] for i in outermost(self.scene.design, self.scene.selected_ids()) if i in nodes]
 
     def positions_before_drag(self, event) -> dict[NodeItem, QPointF] | None:
         """Where the dragged items are before Qt moves them for this mouse move (None: the mouse
@@ -61,6 +56,7 @@ class Interactions:
             return None
         if self._dragged is None:
             self._dragged = self.dragged_nodes()
+            self._dragged_links = self.scene.links_around({n.item_id for n in self._dragged})
         return {n: n.pos() for n in self._dragged}
 
     def snap_dragged(self, before: dict[NodeItem, QPointF]) -> None:
@@ -76,7 +72,8 @@ class Interactions:
             if delta != QPointF(0, 0):
                 for node in moved:
                     node.setPos(node.pos() + delta)
-        self.scene.update_links_around({n.item_id for n in moved if n.pos() != before[n]})
+        if any(n.pos() != before[n] for n in moved):
+            self.scene.reroute(self._dragged_links, rehome=False)
 
     def commit_moves(self, release_at: QPointF | None = None) -> None:
         """Turn the positions the user dragged items to into one undo step. An item released over
@@ -85,7 +82,7 @@ class Interactions:
         decides (`placement.reparent_problem`), and an item it refuses goes back where it was
         while the status bar says why."""
         dragged = self._dragged if self._dragged is not None else self.dragged_nodes()
-        self._dragged = None
+        self._dragged, self._dragged_links = None, []
         design = self.scene.design
         under = self._containers_under(release_at) if release_at is not None else None
         positions: dict[str, tuple[float, float]] = {}

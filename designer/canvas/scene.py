@@ -19,6 +19,7 @@ from designer.canvas.jobs import SlicedJobs
 from designer.document.document import Change, Document
 from designer.engine import views
 from designer.model.design import Design, Item
+from designer.model.edits import outermost
 
 # A design with more drawn items than this is built over several turns of the event loop, each
 # at most SLICE_S long, so opening a big design never freezes the window; the old design's items
@@ -72,9 +73,10 @@ class DesignScene(QGraphicsScene):
         # Restyles under way stop: the new items are created in the current style.
         self.jobs.stop("detail")
         self.jobs.stop("overlay")
+        self.jobs.stop("look")
+        self._looks = set()  # the old items go, selected look and all
         self.clearSelection()
-        self._looks = set()
-        self._discard([i for i in self.items() if i.parentItem() is None])
+        self._discard([i for i in (*self.nodes.values(), *self.link_items.values()) if i.parentItem() is None])
         self.nodes.clear()
         self.link_items.clear()
         self.links_by_item.clear()
@@ -323,29 +325,45 @@ class DesignScene(QGraphicsScene):
         """Re-route the links that cross the boundary of these items' subtrees (links inside a
         moved container move with it), and the links attached to the `direct` items themselves
         (containers whose outline changed)."""
-        if not ids and not direct:
-            return
-        subtree: set[int] = set()
+        self.reroute(self.links_around(ids, direct))
+
+    def links_around(self, ids: set[str], direct: set[str] = frozenset()) -> list[LinkItem]:
+        """The links `update_links_around` re-routes: those with an end inside the subtree of one
+        of `ids` and the other end outside it (a link with both ends inside one subtree is drawn
+        inside it and moves along), and those attached to a `direct` item. Read from the model,
+        which holds the same containment as the scene, in one pass: a drag of everything asks
+        once and re-routes these on every mouse move."""
+        design = self.design
         link_ids: set[str] = set()
         for i in direct:
             link_ids |= self.links_by_item.get(i, set())
-        stack = [self.nodes[i] for i in ids if i in self.nodes]
-        while stack:
-            node = stack.pop()
-            subtree.add(id(node))
-            link_ids |= self.links_by_item.get(node.item_id, set())
-            stack.extend(c for c in node.childItems() if isinstance(c, NodeItem))
+        if ids:
+            index = design.children_index()
+            subtree_of: dict[str, str] = {}
+            for root in outermost(design, ids):
+                subtree_of[root] = root
+                for inner in design.descendants(root, index):
+                    subtree_of[inner.id] = root
+            for item_id in subtree_of:
+                for link_id in self.links_by_item.get(item_id, ()):
+                    if link_id not in link_ids:
+                        item = self.link_items.get(link_id)
+                        if item is not None and subtree_of.get(item.a) != subtree_of.get(item.b):
+                            link_ids.add(link_id)
+        return [self.link_items[i] for i in link_ids if i in self.link_items]
+
+    def reroute(self, links: list[LinkItem], rehome: bool = True) -> None:
+        """Draw these links between their ends again, in the innermost container holding both
+        (`rehome=False`: in the one holding them now, while a drag leaves containment as it is)."""
         nodes = self.nodes
-        for link_id in link_ids:
-            item = self.link_items.get(link_id)
-            if item is None:
-                continue
+        for item in links:
             a, b = nodes.get(item.a), nodes.get(item.b)
             if a is None or b is None:
                 continue
             holder = item.parentItem()
-            if holder is not None and id(holder) in subtree and holder is not a and holder is not b:
-                continue  # both ends inside a container that moved as a whole
+            if not rehome:
+                item.set_line(link_line(a, b, holder))
+                continue
             lca = common_ancestor(a, b)
             if lca is not holder:
                 item.setParentItem(lca)
@@ -370,16 +388,16 @@ class DesignScene(QGraphicsScene):
             self.setSceneRect(self.sceneRect().united(rect))
 
     def _on_selection_look(self) -> None:
-        """Selected items get an orange outline (links: an orange line)."""
+        """Selected items get an orange outline (links: an orange line); thousands at once (Select
+        All on a big design) change a slice per turn, painted once when all have."""
         try:
             selected = set(self.selectedItems())
         except RuntimeError:  # scene being destroyed
             return
-        for item in self._looks - selected:
-            self._set_look(item, False)
-        for item in selected - self._looks:
-            self._set_look(item, True)
+        self.jobs.finish("look")  # the look the last change asked for is complete before this one
+        changes = [(item, False) for item in self._looks - selected] + [(item, True) for item in selected - self._looks]
         self._looks = selected
+        self._restyle("look", changes, lambda change: self._set_look(*change))
 
     @staticmethod
     def _set_look(item, on: bool) -> None:
@@ -438,6 +456,7 @@ class DesignScene(QGraphicsScene):
         """Finish at once any restyle still running in slices (before rendering an export)."""
         self.jobs.finish("detail")
         self.jobs.finish("overlay")
+        self.jobs.finish("look")
 
     def content_rect(self) -> QRectF:
         """The drawn design's extent (containers enclose their contents; links join items)."""
@@ -493,6 +512,16 @@ class DesignScene(QGraphicsScene):
         self.interactions.commit_moves(event.scenePos() if event.button() == Qt.MouseButton.LeftButton else None)
 
     # --- selection helpers --------------------------------------------------------------------------
+    def selection(self) -> tuple[list[str], list[str]]:
+        """The selected items' and links' ids (one pass over the selection)."""
+        items, links = [], []
+        for element in self.selectedItems():
+            if isinstance(element, NodeItem):
+                items.append(element.item_id)
+            elif isinstance(element, LinkItem):
+                links.append(element.link_id)
+        return items, links
+
     def selected_ids(self) -> list[str]:
         return [n.item_id for n in self.selectedItems() if isinstance(n, NodeItem)]
 

@@ -422,7 +422,6 @@ class DesignView(QGraphicsView):
     def render_png(self, path: str, scale: float = 2.0) -> QImage:
         """The whole design on a white background at `scale` × its scene size."""
         scene = self.design_scene
-        scene.settle_styles()
         rect = scene.content_rect().adjusted(-20, -20, 20, 20)
         if rect.isEmpty():
             rect = QRectF(0, 0, 200, 100)
@@ -431,15 +430,14 @@ class DesignView(QGraphicsView):
         image = QImage(max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale)),
                        QImage.Format.Format_ARGB32)
         image.fill(QColor(colors.CANVAS_BACKGROUND))
-        selected = scene.selectedItems()
-        for item in selected:
-            item.setSelected(False)
+        items, links = scene.selection()
+        scene.select_ids([])  # one selection change, however much is selected
+        scene.settle_styles()
         painter = QPainter(image)
         painter.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
         scene.render(painter, QRectF(0, 0, image.width(), image.height()), rect)
         painter.end()
-        for item in selected:
-            item.setSelected(True)
+        scene.select_ids(items + links)
         if not image.save(path, "PNG"):
             raise OSError(f"cannot write {path}")
         return image

@@ -274,10 +274,14 @@ def remove(design: Design, item_ids: Iterable[str], link_ids: Iterable[str] = ()
     edit whatever the order of the ids: only the outermost chosen items are removed (each takes its
     contents along). Unknown ids are passed over."""
     draft = _Draft(design)
+    roots = outermost(design, item_ids)
+    index = design.children_index()
+    doomed = {*roots, *(d.id for r in roots for d in design.descendants(r, index))}
     for link_id in dict.fromkeys(link_ids):
-        if link_id in draft.design.links:
-            draft.add(RemoveLink(draft.design.links[link_id]))
-    for item_id in outermost(design, item_ids):
+        link = draft.design.links.get(link_id)
+        if link is not None and link.a not in doomed and link.b not in doomed:  # else it goes with its end
+            draft.add(RemoveLink(link))
+    for item_id in roots:
         draft.remove_item(item_id)
     return draft.edit(text)
 

@@ -267,8 +267,9 @@ class MainWindow(QMainWindow):
     def _on_selection(self) -> None:
         # While the scene mirrors a removal, nodes of items already gone may still be selected.
         design = self.document.design
-        items = [i for i in self.scene.selected_ids() if i in design.items]
-        links = [i for i in self.scene.selected_link_ids() if i in design.links]
+        items, links = self.scene.selection()
+        items = [i for i in items if i in design.items]
+        links = [i for i in links if i in design.links]
         self.inspector.show_selection(items, links)
         has = bool(items or links)
         for name in ("cut", "copy", "duplicate"):
@@ -563,7 +564,7 @@ class MainWindow(QMainWindow):
 
     # --- editing --------------------------------------------------------------------------------------------
     def delete_selection(self) -> None:
-        items, links = self.scene.selected_ids(), self.scene.selected_link_ids()
+        items, links = self.scene.selection()
         if not items and not links:
             return
         n = len(items) + len(links)
