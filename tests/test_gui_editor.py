@@ -11,7 +11,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from designer.canvas import colors
-from designer.canvas.items import GRID
+from designer.canvas.items import GRID, link_line
 from designer.model.catalog import default_catalog
 from designer.model.design import Design, Item, Link
 from designer.topologies import generate
@@ -225,9 +225,20 @@ def test_select_all_then_drag_moves_everything_in_one_step(servers):
     drag(window, start, start + QPoint(round(3 * GRID * scale), round(2 * GRID * scale)))
     assert doc.undo_stack.count() == 1
     after = {i: (doc.design.items[i].x, doc.design.items[i].y) for i in before}
-    shifts = {(after[i][0] - before[i][0], after[i][1] - before[i][1]) for i in before}
+    shifts = {(round(after[i][0] - before[i][0], 6), round(after[i][1] - before[i][1], 6)) for i in before}
     assert len(shifts) == 1 and shifts != {(0, 0)}
     assert set(window.scene.selected_link_ids()) == set(doc.design.links)
+    assert_links_join_their_ends(window)
+
+
+def assert_links_join_their_ends(window) -> None:
+    """Every drawn link runs between its ends' outlines as they are drawn now."""
+    scene = window.scene
+    for link in scene.link_items.values():
+        expected = link_line(scene.nodes[link.a], scene.nodes[link.b], link.parentItem())
+        drawn = link.line()
+        assert (drawn.p1() - expected.p1()).manhattanLength() < 0.01, link.link_id
+        assert (drawn.p2() - expected.p2()).manhattanLength() < 0.01, link.link_id
 
 
 # --- moving between containers --------------------------------------------------------------------------
@@ -245,6 +256,7 @@ def test_dragging_a_gpu_onto_another_server_moves_it_there_without_stretching_it
     assert gpu.parent == "bnode" and doc.undo_stack.count() == 1
     assert window.scene.nodes["node.gpu3"].parentItem() is window.scene.nodes["bnode"]
     assert "Moved 1 item into Second server" in window.statusBar().currentMessage()
+    assert_links_join_their_ends(window)
     doc.undo_stack.undo()
     assert doc.design.items["node.gpu3"].parent == "node"
 
@@ -275,6 +287,7 @@ def test_a_refused_move_puts_the_item_back_and_says_why(make_window):
     drag(window, vpos(window, gpu), window.view.mapFromScene(pod_rect.bottomRight() + QPointF(150, 150)))
     assert doc.design.items[gpu] == before and doc.undo_stack.count() == 0
     assert window.scene.nodes[gpu].scenePos() == scene_before
+    assert_links_join_their_ends(window)
     message = window.statusBar().currentMessage()
     assert "copies" in message and "GPU 0" in message
 

@@ -29,6 +29,7 @@ class Interactions:
         self._alt_held = False  # Alt places freely, off the grid
         self._dragged: list[NodeItem] | None = None  # the items the drag under way moves
         self._dragged_links: list = []  # and the links it re-routes (LinkItems)
+        self._carried_links: list = []  # and those it shifts along
         # Asked when a link could use several media; tests replace it. (options) -> choice or None
         self.choose_medium: Callable[[list[tuple[str, str]], str], str | None] | None = None
 
@@ -55,9 +56,26 @@ class Interactions:
         if not (event.buttons() & Qt.MouseButton.LeftButton) or not isinstance(grabber, NodeItem):
             return None
         if self._dragged is None:
-            self._dragged = self.dragged_nodes()
-            self._dragged_links = self.scene.links_around({n.item_id for n in self._dragged})
+            self._prepare_drag()
         return {n: n.pos() for n in self._dragged}
+
+    def pressed(self, event) -> None:
+        """After Qt handled a press: one on an item may start a drag of the selection, so what it
+        would move is worked out now rather than in the first mouse move, which also repaints."""
+        self.track_modifiers(event)
+        self._dragged, self._dragged_links, self._carried_links = None, [], []
+        if event.button() == Qt.MouseButton.LeftButton and isinstance(self.scene.mouseGrabberItem(), NodeItem):
+            self._prepare_drag()
+
+    def _prepare_drag(self) -> None:
+        """The items a drag moves, the links it re-routes (one end left behind), and those it
+        carries (both ends moving, each with another dragged item: their lines just shift)."""
+        self._dragged = self.dragged_nodes()
+        ids = {n.item_id for n in self._dragged}
+        moving = self.scene.subtrees(ids)
+        self._dragged_links, self._carried_links = [], []
+        for link in self.scene.links_around(ids, subtree_of=moving):
+            (self._carried_links if link.a in moving and link.b in moving else self._dragged_links).append(link)
 
     def snap_dragged(self, before: dict[NodeItem, QPointF]) -> None:
         """After Qt moved the dragged items: the item under the mouse lands on the grid, the
@@ -72,8 +90,11 @@ class Interactions:
             if delta != QPointF(0, 0):
                 for node in moved:
                     node.setPos(node.pos() + delta)
-        if any(n.pos() != before[n] for n in moved):
+        shift = next((n.pos() - before[n] for n in moved if n.pos() != before[n]), None)
+        if shift is not None:
             self.scene.reroute(self._dragged_links, rehome=False)
+            for link in self._carried_links:
+                link.setLine(link.line().translated(shift))
 
     def commit_moves(self, release_at: QPointF | None = None) -> None:
         """Turn the positions the user dragged items to into one undo step. An item released over
@@ -82,7 +103,7 @@ class Interactions:
         decides (`placement.reparent_problem`), and an item it refuses goes back where it was
         while the status bar says why."""
         dragged = self._dragged if self._dragged is not None else self.dragged_nodes()
-        self._dragged, self._dragged_links = None, []
+        self._dragged, self._dragged_links, self._carried_links = None, [], []
         design = self.scene.design
         under = self._containers_under(release_at) if release_at is not None else None
         positions: dict[str, tuple[float, float]] = {}

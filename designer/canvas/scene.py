@@ -327,30 +327,37 @@ class DesignScene(QGraphicsScene):
         (containers whose outline changed)."""
         self.reroute(self.links_around(ids, direct))
 
-    def links_around(self, ids: set[str], direct: set[str] = frozenset()) -> list[LinkItem]:
+    def links_around(self, ids: set[str], direct: set[str] = frozenset(),
+                     subtree_of: dict[str, str] | None = None) -> list[LinkItem]:
         """The links `update_links_around` re-routes: those with an end inside the subtree of one
         of `ids` and the other end outside it (a link with both ends inside one subtree is drawn
         inside it and moves along), and those attached to a `direct` item. Read from the model,
         which holds the same containment as the scene, in one pass: a drag of everything asks
-        once and re-routes these on every mouse move."""
-        design = self.design
+        once, then moves these on every mouse move. `subtree_of`: `subtrees(ids)` if known."""
         link_ids: set[str] = set()
         for i in direct:
             link_ids |= self.links_by_item.get(i, set())
+        subtree_of = subtree_of if subtree_of is not None else self.subtrees(ids)
+        for item_id in subtree_of:
+            for link_id in self.links_by_item.get(item_id, ()):
+                if link_id not in link_ids:
+                    item = self.link_items.get(link_id)
+                    if item is not None and subtree_of.get(item.a) != subtree_of.get(item.b):
+                        link_ids.add(link_id)
+        return [self.link_items[i] for i in link_ids if i in self.link_items]
+
+    def subtrees(self, ids) -> dict[str, str]:
+        """Every item inside one of `ids` (or one of them), mapped to the outermost of `ids`
+        holding it."""
+        design = self.design
+        subtree_of: dict[str, str] = {}
         if ids:
             index = design.children_index()
-            subtree_of: dict[str, str] = {}
             for root in outermost(design, ids):
                 subtree_of[root] = root
                 for inner in design.descendants(root, index):
                     subtree_of[inner.id] = root
-            for item_id in subtree_of:
-                for link_id in self.links_by_item.get(item_id, ()):
-                    if link_id not in link_ids:
-                        item = self.link_items.get(link_id)
-                        if item is not None and subtree_of.get(item.a) != subtree_of.get(item.b):
-                            link_ids.add(link_id)
-        return [self.link_items[i] for i in link_ids if i in self.link_items]
+        return subtree_of
 
     def reroute(self, links: list[LinkItem], rehome: bool = True) -> None:
         """Draw these links between their ends again, in the innermost container holding both
@@ -500,6 +507,7 @@ class DesignScene(QGraphicsScene):
     def mousePressEvent(self, event) -> None:
         self.interactions.track_modifiers(event)
         super().mousePressEvent(event)
+        self.interactions.pressed(event)
 
     def mouseMoveEvent(self, event) -> None:
         before = self.interactions.positions_before_drag(event)
