@@ -330,6 +330,7 @@ def test_escape_cancels_a_link_being_drawn_then_clears_the_selection(servers):
     window = servers
     doc = window.document
     links = dict(doc.design.links)
+    window.scene.interactions.choose_medium = lambda options, what: options[0][0]  # were the link not cancelled
     vp = window.view.viewport()
     start, end = vpos(window, "node.gpu0"), vpos(window, "bnode.gpu0")
     QTest.mousePress(vp, LEFT, SHIFT, start)
