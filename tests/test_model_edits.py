@@ -170,9 +170,9 @@ def test_removal_cascades_through_the_models_own_rule(monkeypatch):
 
 def test_removing_a_link_and_an_item_it_touches_removes_each_once():
     design = rack_design()
-    edit = edits.remove(design, ["spine"], ["tor--spine", "tor--spine"])
-    assert [type(op) for op in edit.ops] == [RemoveLink, RemoveItem]
-    assert edit.ops[1].links == ()
+    edit = edits.remove(design, ["spine"], ["tor--spine", "tor--spine", "gpu--nic"])
+    assert [type(op) for op in edit.ops] == [RemoveLink, RemoveItem]  # the spine's link goes with it
+    assert edit.ops[0].link.id == "gpu--nic" and [l.id for l in edit.ops[1].links] == ["tor--spine"]
     round_trip(design, edit)
 
 
@@ -200,7 +200,8 @@ def test_group_and_ungroup_undo_exactly():
     assert design.items[group_id].parent == "rack"
     with pytest.raises(DesignError, match="same container"):
         edits.group(design, ["spine", "srv"])
-    undo_group = edits.ungroup(design, [group_id])
+    undo_group, placed = edits.ungroup(design, [group_id])
+    assert set(placed) == {"srv", "tor"}
     round_trip(design, undo_group)
     assert group_id not in design.items and design.items["srv"].parent == "rack"
     assert (design.items["srv"].x, design.items["srv"].y) == (20, 40)  # where it was drawn
@@ -208,12 +209,102 @@ def test_group_and_ungroup_undo_exactly():
         edits.ungroup(design, ["srv"])
 
 
-def test_ungrouping_a_group_and_the_group_inside_it_at_once():
+def test_ungrouping_a_group_and_the_group_inside_it_draws_every_copy_of_both():
     design = mini_fat_tree()
-    design.remove_link("top")  # a match on a group that goes away would be refused
-    edit = edits.ungroup(design, ["blk", "spines"])
+    design.update_link("top", match=None)  # a match on a group that goes away is refused (below)
+    before = drawn_totals(design)
+    edit, placed = edits.ungroup(design, ["blk", "spines"])
     round_trip(design, edit)
-    assert design.items["spine"].parent is None and not {"blk", "spines"} & set(design.items)
+    assert not {"blk", "spines"} & set(design.items)
+    kinds = [design.items[i].kind for i in placed]
+    assert kinds.count("switch") == 6 and design.items["spine"].parent is None  # 2 × (leaf + 2 spines)
+    assert drawn_totals(design) == before
+
+
+def drawn_totals(design: Design) -> tuple:
+    """Physical items by kind and physical links by medium, as the model counts them."""
+    items: dict[str, int] = {}
+    for item in design.items.values():
+        if item.kind != "group":
+            items[item.kind] = items.get(item.kind, 0) + design.multiplicity(item.id)
+    links: dict[str, int] = {}
+    for link_id, copies in design.all_link_copies().items():
+        medium = design.links[link_id].medium
+        links[medium] = links.get(medium, 0) + copies.instances
+    return items, links
+
+
+def pod_of_four() -> Design:
+    """A ×4 group of servers (2 GPUs and a NIC each, linked inside) whose NICs are linked to a
+    spine outside the group and to a leaf inside it."""
+    d = Design(name="pods")
+    d.add_item(Item("spine", "switch", name="Spine", part="qm9700", x=0, y=-200))
+    d.add_item(Item("pod", "group", name="Pod", count=4, x=0, y=0))
+    d.add_item(Item("leaf", "switch", name="Leaf", part="qm9700", parent="pod", x=20, y=40))
+    d.add_item(Item("srv", "server", name="Server", part="dgx-h100", parent="pod", x=20, y=140))
+    d.add_item(Item("nic", "nic", name="NIC", part="cx7", parent="srv", x=200))
+    for g in range(2):
+        d.add_item(Item(f"gpu{g}", "accelerator", name=f"GPU {g}", part="h100-sxm", parent="srv", x=20 + 80 * g))
+        d.add_link(Link(f"gpu{g}--nic", f"gpu{g}", "nic", "pcie-gen5", 16))
+    d.add_link(Link("nic--leaf", "nic", "leaf", "ib-ndr"))
+    d.add_link(Link("leaf--spine", "leaf", "spine", "ib-ndr", 2))
+    return d
+
+
+def test_ungroup_draws_every_copy_with_its_links_and_the_engine_counts_the_same():
+    from designer.engine import evaluate
+
+    design = pod_of_four()
+    catalog = default_catalog()
+
+    def totals(d: Design) -> tuple:
+        result = evaluate(d.snapshot(), catalog)
+        inventory = result.inventory
+        return (inventory.accelerators, inventory.servers, inventory.switches, inventory.nics, inventory.links,
+                dict(result.bom.links_by_medium))
+
+    before = totals(design)
+    assert before[0] == 8 and before[1] == 4
+    edit, placed = edits.ungroup(design, ["pod"], sizes={"pod": (400.0, 300.0)})
+    round_trip(design, edit)
+    assert "pod" not in design.items
+    assert totals(design) == before
+    assert drawn_totals(design) == drawn_totals(pod_of_four())
+    servers = [design.items[i] for i in placed if design.items[i].kind == "server"]
+    assert len(servers) == 4 and len({(s.x, s.y) for s in servers}) == 4
+    # Side by side, one drawn group's width (400) plus the gap apart, in the group's container.
+    assert sorted(s.x for s in servers) == [20.0, 460.0, 900.0, 1340.0] and {s.parent for s in servers} == {None}
+    assert len([i for i in design.items.values() if i.kind == "accelerator"]) == 8
+    # Every copy's NIC is linked to its own leaf, and every leaf to the spine.
+    for server in servers:
+        nic = next(i for i in design.descendants(server.id) if i.kind == "nic")
+        (uplink,) = [l for l in design.links_of(nic.id) if l.medium == "ib-ndr"]
+        leaf = uplink.b if uplink.a == nic.id else uplink.a
+        assert design.items[leaf].kind == "switch" and design.items[leaf].parent is None
+    assert len([l for l in design.links.values() if "spine" in (l.a, l.b)]) == 4
+
+
+def test_ungroup_refuses_what_it_cannot_draw_or_keep_matched():
+    design = pod_of_four()
+    design.update_item("pod", count=edits.UNGROUP_MAX_NEW_ITEMS)
+    before = state(design)
+    with pytest.raises(DesignError, match=r"would add .* items \(the limit is 2,000\)"):
+        edits.ungroup(design, ["pod"])
+    assert state(design) == before
+    with pytest.raises(DesignError, match="'top' joins copy i of"):
+        edits.ungroup(mini_fat_tree(), ["spines"])
+
+
+def test_removal_is_one_edit_whatever_the_order_of_the_selection():
+    design = rack_design()
+    before = state(design)
+    everything = [*design.items, *reversed(list(design.items))]
+    for chosen in (everything, ["gpu", "srv"], ["srv", "gpu"], ["nic", "rack", "gpu", "tor"]):
+        edit = edits.remove(design, chosen, list(design.links))
+        round_trip(design, edit)
+        edit.inverse().apply(design)
+        assert state(design) == before
+    assert [op.item.id for op in edits.remove(design, ["gpu", "nic", "srv"]).ops] == ["srv"]
 
 
 def test_paste_gives_fresh_ids_keeps_internal_links_and_offsets_roots():
@@ -295,7 +386,7 @@ def test_which_container_may_hold_a_part():
     design = rack_design()
     assert placement.can_hold("rack", "server") and placement.can_hold("server", "accelerator")
     assert not placement.can_hold("switch", "cpu") and not placement.can_hold("rack", "rack")
-    assert placement.can_hold("group", "switch") and not placement.can_drag_into("group", "switch")
+    assert placement.can_hold("group", "switch")
     # Under a drop point, topmost first: a GPU over a server in a rack goes into the server.
     assert placement.container_under(design, "accelerator", ["gpu", "srv", "rack"]) == "srv"
     assert placement.container_under(design, "server", ["gpu", "srv", "rack"]) == "rack"

@@ -60,25 +60,18 @@ def _temporary_beside(path: str, suffix: str) -> str:
     return temporary
 
 
-def _hide_selection(scene: DesignScene) -> list:
-    """Deselect everything for the picture; returns what to select again afterwards."""
-    selected = scene.selectedItems()
+def _hide_selection(scene: DesignScene) -> list[str]:
+    """Deselect everything for the picture, in one selection change; returns the ids to select
+    again afterwards."""
+    items, links = scene.selection()
+    if items or links:
+        scene.select_ids([])
+    return items + links
+
+
+def _restore_selection(scene: DesignScene, selected: list[str]) -> None:
     if selected:
-        scene.clearSelection()
-    return selected
-
-
-def _restore_selection(scene: DesignScene, selected: list) -> None:
-    """Select the items again, telling the window once rather than once per item."""
-    if not selected:
-        return
-    scene.blockSignals(True)
-    try:
-        for item in selected:
-            item.setSelected(True)
-    finally:
-        scene.blockSignals(False)
-    scene.selectionChanged.emit()
+        scene.select_ids(selected)
 
 
 class PngExport(QObject):

@@ -4,14 +4,16 @@ items. Each finished gesture is one document edit; the scene then mirrors it."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtWidgets import QGraphicsScene
 
 from designer.canvas.items import NodeItem
 from designer.model import placement
 from designer.model.design import Design, Item
+from designer.model.edits import outermost
 from designer.model.errors import DesignerError
 from designer.model.layout import GRID, LEAF_H, LEAF_W
 from designer.topologies.base import Builder
@@ -26,6 +28,9 @@ class Interactions:
         self.scene = scene
         self.snap_enabled = True
         self._alt_held = False  # Alt places freely, off the grid
+        self._dragged: list[NodeItem] | None = None  # the items the drag under way moves
+        self._dragged_links: list = []  # and the links it re-routes (LinkItems)
+        self._carried_links: list = []  # and those it shifts along
         # Asked when a link could use several media; tests replace it. (options) -> choice or None
         self.choose_medium: Callable[[list[tuple[str, str]], str], str | None] | None = None
 
@@ -35,27 +40,48 @@ class Interactions:
             return value
         return QPointF(round(value.x() / GRID) * GRID, round(value.y() / GRID) * GRID)
 
-    def node_moved(self, node: NodeItem) -> None:
-        """While dragging: keep links attached and the containers around the moved item fitted."""
-        parent = node.parentItem()
-        refit = self.scene.refit({parent.item_id}) if isinstance(parent, NodeItem) else set()
-        self.scene.update_links_around({node.item_id}, refit)
-
     def track_modifiers(self, event) -> None:
         self._alt_held = bool(event.modifiers() & Qt.KeyboardModifier.AltModifier)
 
+    def dragged_nodes(self) -> list[NodeItem]:
+        """What a drag of the selection moves: the selected items not inside another selected one
+        (Qt moves those; their contents ride along)."""
+        nodes = self.scene.nodes
+        return [nodes[i] for i in outermost(self.scene.design, self.scene.selected_ids()) if i in nodes]
+
     def positions_before_drag(self, event) -> dict[NodeItem, QPointF] | None:
-        """Where the selected items are before Qt moves them for this mouse move (None: the mouse
-        is not dragging items)."""
+        """Where the dragged items are before Qt moves them for this mouse move (None: the mouse
+        is not dragging items). Which items those are is worked out once per drag."""
         self.track_modifiers(event)
         grabber = self.scene.mouseGrabberItem()
         if not (event.buttons() & Qt.MouseButton.LeftButton) or not isinstance(grabber, NodeItem):
             return None
-        return {n: n.pos() for n in self.scene.selectedItems() if isinstance(n, NodeItem)}
+        if self._dragged is None:
+            self._prepare_drag()
+        return {n: n.pos() for n in self._dragged}
+
+    def pressed(self, event) -> None:
+        """After Qt handled a press: one on an item may start a drag of the selection, so what it
+        would move is worked out now rather than in the first mouse move, which also repaints."""
+        self.track_modifiers(event)
+        self._dragged, self._dragged_links, self._carried_links = None, [], []
+        if event.button() == Qt.MouseButton.LeftButton and isinstance(self.scene.mouseGrabberItem(), NodeItem):
+            self._prepare_drag()
+
+    def _prepare_drag(self) -> None:
+        """The items a drag moves, the links it re-routes (one end left behind), and those it
+        carries (both ends moving, each with another dragged item: their lines just shift)."""
+        self._dragged = self.dragged_nodes()
+        ids = {n.item_id for n in self._dragged}
+        moving = self.scene.subtrees(ids)
+        self._dragged_links, self._carried_links = [], []
+        for link in self.scene.links_around(ids, subtree_of=moving):
+            (self._carried_links if link.a in moving and link.b in moving else self._dragged_links).append(link)
 
     def snap_dragged(self, before: dict[NodeItem, QPointF]) -> None:
         """After Qt moved the dragged items: the item under the mouse lands on the grid, the
-        others keep their offsets from it, and their links and containers follow."""
+        others keep their offsets from it, and their links follow. Containers keep their size
+        while a child is dragged (over or out of them): the drop decides where it ends up."""
         grabber = self.scene.mouseGrabberItem()
         moved = [n for n, p in before.items() if n.pos() != p]
         anchor = grabber if grabber in before else (moved[0] if moved else None)
@@ -65,34 +91,46 @@ class Interactions:
             if delta != QPointF(0, 0):
                 for node in moved:
                     node.setPos(node.pos() + delta)
-        for node in moved:
-            if node.pos() != before[node]:
-                self.node_moved(node)
+        shift = next((n.pos() - before[n] for n in moved if n.pos() != before[n]), None)
+        if shift is not None:
+            self.scene.reroute(self._dragged_links, rehome=False)
+            for link in self._carried_links:
+                link.setLine(link.line().translated(shift))
 
     def commit_moves(self, release_at: QPointF | None = None) -> None:
-        """Turn the positions the user dragged items to into one undo step. Items released over
-        another container that accepts them (a server dragged onto a rack) move inside it."""
+        """Turn the positions the user dragged items to into one undo step. An item released over
+        a container that may hold it moves inside it (a GPU dragged from one server onto
+        another), one released over nothing that holds it goes to the top level; the model
+        decides (`placement.reparent_problem`), and an item it refuses goes back where it was
+        while the status bar says why."""
+        dragged = self._dragged if self._dragged is not None else self.dragged_nodes()
+        self._dragged, self._dragged_links, self._carried_links = None, [], []
         design = self.scene.design
+        under = self._containers_under(release_at) if release_at is not None else None
         positions: dict[str, tuple[float, float]] = {}
         parents: dict[str, str | None] = {}
-        for node in self.scene.selectedItems():
-            if not isinstance(node, NodeItem):
-                continue
+        refused: list[str] = []
+        for node in dragged:
             item = design.items.get(node.item_id)
             if item is None or (node.pos().x(), node.pos().y()) == (item.x, item.y):
                 continue
             x, y = node.pos().x(), node.pos().y()
-            target = self._drop_target(node, release_at) if release_at is not None else False
-            if target is not False:
+            if under is not None:
+                target = next((c for c in under if not node.isAncestorOf(c) and placement.can_hold(c.kind, node.kind)),
+                              None)
                 new_parent = target.item_id if target is not None else None
                 problem = placement.reparent_problem(design, item.id, new_parent)
                 if problem:
                     self.scene.message.emit(problem)
-                elif new_parent != item.parent:
+                    refused.append(item.id)
+                    continue
+                if new_parent != item.parent:
                     local = self.snap(target.mapFromScene(node.scenePos()) if target is not None else node.scenePos())
                     parents[item.id] = new_parent
                     x, y = local.x(), local.y()
             positions[item.id] = (float(x), float(y))
+        if refused:
+            self._restore_positions(refused)
         if not positions:
             return
         if not self.scene.document.move_items(positions, parents):
@@ -102,22 +140,37 @@ class Interactions:
             where = design.items[first].label if first is not None else "the top level"
             self.scene.message.emit(f"Moved {len(parents)} item{'s' if len(parents) > 1 else ''} into {where}")
 
-    def _drop_target(self, node: NodeItem, scene_pos: QPointF):
-        """The container under the release point that accepts this node (None: the top level), or
-        False to keep the current parent (nothing accepting there, or it is its own container)."""
-        for candidate in self.scene.items(scene_pos):
-            if not isinstance(candidate, NodeItem) or candidate is node or node.isAncestorOf(candidate):
-                continue
-            if candidate.isSelected():
-                continue  # moving along with it
-            if placement.can_drag_into(candidate.kind, node.kind):
-                return candidate
-        return None if node.parentItem() is not None and not self._inside_parent(node, scene_pos) else False
+    def free_offset_beside(self, ids: list[str], tries: int = 20) -> tuple[float, float]:
+        """How far to the right a copy of these items lands beside them: their drawn width plus
+        a grid step, or further by the same amount until the copy overlaps nothing else."""
+        nodes = [self.scene.nodes[i] for i in ids if i in self.scene.nodes]
+        if not nodes:
+            return (GRID * 2.0, GRID * 2.0)
+        box = QRectF()
+        for node in nodes:
+            box = box.united(node.sceneBoundingRect())
+        holders: set[int] = set()  # the containers around the originals (a copy lands inside them)
+        for node in nodes:
+            parent = node.parentItem()
+            while parent is not None:
+                holders.add(id(parent))
+                parent = parent.parentItem()
+        step = math.ceil((box.width() + GRID) / GRID) * GRID
+        for k in range(1, tries + 1):
+            spot = box.translated(k * step, 0)
+            if not any(isinstance(c, NodeItem) and id(c) not in holders for c in self.scene.items(spot)):
+                return (float(k * step), 0.0)
+        return (float(step), 0.0)
 
-    @staticmethod
-    def _inside_parent(node: NodeItem, scene_pos: QPointF) -> bool:
-        parent = node.parentItem()
-        return parent is None or parent.mapRectToScene(parent.rect()).contains(scene_pos)
+    def nudge_selection(self, dx: float, dy: float) -> None:
+        """Arrow keys: move the selected items by dx, dy (nudges in a row are one undo step)."""
+        ids = [n.item_id for n in self.dragged_nodes()]
+        if ids:
+            self.scene.document.nudge(ids, dx, dy)
+
+    def _containers_under(self, scene_pos: QPointF) -> list[NodeItem]:
+        """The items under a release point that are not being dragged along, topmost first."""
+        return [c for c in self.scene.items(scene_pos) if isinstance(c, NodeItem) and not c.isSelected()]
 
     def _restore_positions(self, ids) -> None:
         for item_id in ids:

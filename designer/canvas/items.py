@@ -297,7 +297,7 @@ def _link_pen(key: tuple) -> QPen:
         if bottleneck:
             width, colour = (5.0 if detail else 3.0), QColor(colors.BOTTLENECK)
         if selected:
-            colour, width = QColor(colors.SELECTION), width + 2.0
+            colour, width = QColor(colors.SELECTION), (width + 2.0 if detail else 0.0)
         pen = QPen(colour, width)
         pen.setCosmetic(True)
         pen.setCapStyle(Qt.PenCapStyle.RoundCap if width else Qt.PenCapStyle.FlatCap)

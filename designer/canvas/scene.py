@@ -19,6 +19,7 @@ from designer.canvas.jobs import SlicedJobs
 from designer.document.document import Change, Document
 from designer.engine import views
 from designer.model.design import Design, Item
+from designer.model.edits import outermost
 
 # A design with more drawn items than this is built over several turns of the event loop, each
 # at most SLICE_S long, so opening a big design never freezes the window; the old design's items
@@ -31,6 +32,10 @@ RESTYLE_SLICE = 1500
 # contents to be read) is drawn as a summary card, its contents hidden.
 CARD_SCALE = 0.6
 CARD_W, CARD_H = 360, 160
+
+# A change adding or removing more drawn items and links than this (Undo of a big Delete, a big
+# Paste or Ungroup) is mirrored by building the scene again in slices, as opening a design is.
+MIRROR_IN_ONE_GO = 400
 
 
 class DesignScene(QGraphicsScene):
@@ -61,6 +66,7 @@ class DesignScene(QGraphicsScene):
         self._stage = QGraphicsScene(self)
         self._stage.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
         self._staged: list[tuple[Any, Any]] = []
+        self._pending_selection: list[str] = []  # chosen while a sliced build runs; selected when it ends
         document.changed.connect(self.on_changed)
         self.selectionChanged.connect(self._on_selection_look)
         self.rebuild()
@@ -77,9 +83,10 @@ class DesignScene(QGraphicsScene):
         self.jobs.stop("overlay")
         self.jobs.stop("cards")
         self._summaries = {}
+        self.jobs.stop("look")
+        self._looks = set()  # the old items go, selected look and all
         self.clearSelection()
-        self._looks = set()
-        self._discard([i for i in self.items() if i.parentItem() is None])
+        self._discard([i for i in (*self.nodes.values(), *self.link_items.values()) if i.parentItem() is None])
         self.nodes.clear()
         self.link_items.clear()
         self.links_by_item.clear()
@@ -122,6 +129,9 @@ class DesignScene(QGraphicsScene):
         self._join_staged()
         self.setSceneRect(self.content_rect().adjusted(-2000, -2000, 2000, 2000))
         self.building = False
+        if self._pending_selection:
+            pending, self._pending_selection = self._pending_selection, []
+            self.select_ids(pending)
         self.refresh_cards()
         self.built.emit()
 
@@ -210,12 +220,25 @@ class DesignScene(QGraphicsScene):
 
     # --- mirroring document changes ------------------------------------------------------------
     def on_changed(self, change: Change) -> None:
-        if change.reset or self.building:
+        big = (len(change.items_added) + len(change.links_added) > MIRROR_IN_ONE_GO
+               or len(change.items_removed) + len(change.links_removed) > MIRROR_IN_ONE_GO)
+        if change.reset or self.building or big:
             # An edit during a sliced build simply starts the build again from the new design.
             if change.reset:
                 self.utilization, self.bottleneck = {}, None
+                self._pending_selection = []
             self.rebuild()
             return
+        # Qt announces a removed selected item, one signal each; the handlers hear it once, after.
+        self.blockSignals(True)
+        try:
+            self._mirror(change)
+        finally:
+            self.blockSignals(False)
+        if change.items_removed or change.links_removed:
+            self.selectionChanged.emit()
+
+    def _mirror(self, change: Change) -> None:
         design = self.design
         refit: set[str] = set()
         touched: set[str] = set()
@@ -315,42 +338,58 @@ class DesignScene(QGraphicsScene):
         """Re-route the links that cross the boundary of these items' subtrees (links inside a
         moved container move with it), and the links attached to the `direct` items themselves
         (containers whose outline changed)."""
-        for _ in self._reroute_steps(ids, direct):
-            pass
+        self.reroute(self.links_around(ids, direct))
 
-    def _reroute_steps(self, ids: set[str], direct: set[str] = frozenset(), moved: bool = True) -> Iterator[None]:
-        """update_links_around, a step per link. With `moved` False (the subtrees turned into cards
-        or back, rather than moved), the links inside them are re-routed too."""
-        if not ids and not direct:
-            return
-        subtree: set[int] = set()
+    def links_around(self, ids: set[str], direct: set[str] = frozenset(),
+                     subtree_of: dict[str, str] | None = None) -> list[LinkItem]:
+        """The links `update_links_around` re-routes: those with an end inside the subtree of one
+        of `ids` and the other end outside it (a link with both ends inside one subtree is drawn
+        inside it and moves along), and those attached to a `direct` item. Read from the model,
+        which holds the same containment as the scene, in one pass: a drag of everything asks
+        once, then moves these on every mouse move. `subtree_of`: `subtrees(ids)` if known."""
         link_ids: set[str] = set()
         for i in direct:
             link_ids |= self.links_by_item.get(i, set())
-        stack = [self.nodes[i] for i in ids if i in self.nodes]
-        while stack:
-            node = stack.pop()
-            subtree.add(id(node))
-            link_ids |= self.links_by_item.get(node.item_id, set())
-            stack.extend(c for c in node.childItems() if isinstance(c, NodeItem))
+        subtree_of = subtree_of if subtree_of is not None else self.subtrees(ids)
+        for item_id in subtree_of:
+            for link_id in self.links_by_item.get(item_id, ()):
+                if link_id not in link_ids:
+                    item = self.link_items.get(link_id)
+                    if item is not None and subtree_of.get(item.a) != subtree_of.get(item.b):
+                        link_ids.add(link_id)
+        return [self.link_items[i] for i in link_ids if i in self.link_items]
+
+    def subtrees(self, ids) -> dict[str, str]:
+        """Every item inside one of `ids` (or one of them), mapped to the outermost of `ids`
+        holding it."""
+        design = self.design
+        subtree_of: dict[str, str] = {}
+        if ids:
+            index = design.children_index()
+            for root in outermost(design, ids):
+                subtree_of[root] = root
+                for inner in design.descendants(root, index):
+                    subtree_of[inner.id] = root
+        return subtree_of
+
+    def reroute(self, links: list[LinkItem], rehome: bool = True) -> None:
+        """Draw these links between their ends again, in the innermost container holding both
+        (`rehome=False`: in the one holding them now, while a drag leaves containment as it is)."""
         nodes = self.nodes
-        for link_id in link_ids:
-            item = self.link_items.get(link_id)
-            if item is None:
-                continue
+        for item in links:
             a, b = nodes.get(item.a), nodes.get(item.b)
             if a is None or b is None:
                 continue
             holder = item.parentItem()
-            if moved and holder is not None and id(holder) in subtree and holder is not a and holder is not b:
-                continue  # both ends inside a container that moved as a whole
+            if not rehome:
+                item.set_line(link_line(self.shown_node(a), self.shown_node(b), holder))
+                continue
             lca = common_ancestor(a, b)
             if lca is not holder:
                 item.setParentItem(lca)
                 if lca is None and item.scene() is not self:
                     self.addItem(item)
             item.set_line(link_line(self.shown_node(a), self.shown_node(b), lca))
-            yield
 
     def _grow_scene_rect(self, ids) -> None:
         """Make room around items that moved or appeared (their outermost containers)."""
@@ -369,16 +408,16 @@ class DesignScene(QGraphicsScene):
             self.setSceneRect(self.sceneRect().united(rect))
 
     def _on_selection_look(self) -> None:
-        """Selected items get an orange outline (links: an orange line)."""
+        """Selected items get an orange outline (links: an orange line); thousands at once (Select
+        All on a big design) change a slice per turn, painted once when all have."""
         try:
             selected = set(self.selectedItems())
         except RuntimeError:  # scene being destroyed
             return
-        for item in self._looks - selected:
-            self._set_look(item, False)
-        for item in selected - self._looks:
-            self._set_look(item, True)
+        self.jobs.finish("look")  # the look the last change asked for is complete before this one
+        changes = [(item, False) for item in self._looks - selected] + [(item, True) for item in selected - self._looks]
         self._looks = selected
+        self._restyle("look", changes, lambda change: self._set_look(*change))
 
     @staticmethod
     def _set_look(item, on: bool) -> None:
@@ -440,6 +479,7 @@ class DesignScene(QGraphicsScene):
         """Finish at once any restyle still running in slices (before rendering an export)."""
         self.jobs.finish("detail")
         self.jobs.finish("overlay")
+        self.jobs.finish("look")
         self.jobs.finish("cards")
 
     # --- level of detail: containers too small on screen draw as summary cards -------------------------
@@ -494,7 +534,13 @@ class DesignScene(QGraphicsScene):
                 node.set_card_text(title, lines, self.scale)
             yield
         if flipped:
-            yield from self._reroute_steps(flipped, moved=False)
+            # Every link with an end inside a container that became a card (or stopped being one)
+            # now ends somewhere else, the links inside it too.
+            link_ids = set().union(*(self.links_by_item.get(i, set()) for i in self.subtrees(flipped)))
+            for link_id in link_ids:
+                if link_id in self.link_items:
+                    self.reroute([self.link_items[link_id]])
+                    yield
 
     def _summary(self, item_id: str, index: dict) -> tuple[str, list[str]]:
         busiest = None
@@ -548,6 +594,7 @@ class DesignScene(QGraphicsScene):
     def mousePressEvent(self, event) -> None:
         self.interactions.track_modifiers(event)
         super().mousePressEvent(event)
+        self.interactions.pressed(event)
 
     def mouseMoveEvent(self, event) -> None:
         before = self.interactions.positions_before_drag(event)
@@ -560,6 +607,16 @@ class DesignScene(QGraphicsScene):
         self.interactions.commit_moves(event.scenePos() if event.button() == Qt.MouseButton.LeftButton else None)
 
     # --- selection helpers --------------------------------------------------------------------------
+    def selection(self) -> tuple[list[str], list[str]]:
+        """The selected items' and links' ids (one pass over the selection)."""
+        items, links = [], []
+        for element in self.selectedItems():
+            if isinstance(element, NodeItem):
+                items.append(element.item_id)
+            elif isinstance(element, LinkItem):
+                links.append(element.link_id)
+        return items, links
+
     def selected_ids(self) -> list[str]:
         return [n.item_id for n in self.selectedItems() if isinstance(n, NodeItem)]
 
@@ -567,11 +624,27 @@ class DesignScene(QGraphicsScene):
         return [l.link_id for l in self.selectedItems() if isinstance(l, LinkItem)]
 
     def select_ids(self, ids) -> None:
-        self.clearSelection()
-        for i in ids:
-            item = self.nodes.get(i) or self.link_items.get(i)
-            if item is not None:
+        """Select exactly these items and links; the selection handlers run once, not once per
+        item (Qt signals every single change, and each handler reads the whole selection).
+        During a sliced build they are selected once the build ends."""
+        if self.building:
+            self._pending_selection = list(ids)
+            return
+        self._select([item for i in ids if (item := self.nodes.get(i) or self.link_items.get(i)) is not None])
+
+    def select_all(self) -> None:
+        """Every item and every link, in one selection change."""
+        self._select([*self.nodes.values(), *self.link_items.values()])
+
+    def _select(self, items: list) -> None:
+        self.blockSignals(True)
+        try:
+            self.clearSelection()
+            for item in items:
                 item.setSelected(True)
+        finally:
+            self.blockSignals(False)
+        self.selectionChanged.emit()
 
     def node_at(self, scene_pos: QPointF, exclude=()) -> NodeItem | None:
         for item in self.items(scene_pos):

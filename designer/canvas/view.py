@@ -4,7 +4,9 @@ Gestures:
   - drag an item: move it (snaps to a 20 px grid; hold Alt to place freely);
   - drag empty space or the middle button: pan; Ctrl- or Shift-drag on empty space: rubber band;
   - Shift-drag from one item to another, or any drag with the link tool on: draw a link;
-  - wheel: zoom around the cursor; F2 or double-click: rename in place.
+  - wheel: zoom around the cursor; F2 or double-click: rename in place;
+  - Esc: cancel a link being drawn, else clear the selection; arrow keys: nudge the selection
+    one grid step (Shift: five).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsView, QInputDialog, QL
 from designer.canvas import colors
 from designer.canvas.interactions import PART_MIME
 from designer.canvas.items import HEADER_H, LinkItem, NodeItem
+from designer.model.layout import GRID
 from designer.canvas.scene import DesignScene
 
 
@@ -45,6 +48,9 @@ class DesignView(QGraphicsView):
         self.ask_count = self._ask_count  # tests replace it
         scene.interactions.choose_medium = self._choose_medium
         scene.message.connect(self.message)
+        self._showed_empty = not scene.design.items
+        scene.document.changed.connect(self._on_design_changed)
+        scene.built.connect(self.viewport().update)
 
     @property
     def design_scene(self) -> DesignScene:
@@ -279,7 +285,65 @@ class DesignView(QGraphicsView):
         if self._rename_editor is not None and event.key() == Qt.Key.Key_Escape:
             self._finish_rename(commit=False)
             return
+        if self._editor_key(event):
+            event.accept()
+            return
         super().keyPressEvent(event)
+
+    # --- keys as in other editors -----------------------------------------------------------------------
+    NUDGES = {Qt.Key.Key_Left: (-1, 0), Qt.Key.Key_Right: (1, 0), Qt.Key.Key_Up: (0, -1), Qt.Key.Key_Down: (0, 1)}
+    NUDGE_STEP = GRID
+    NUDGE_STEP_SHIFT = 5 * GRID
+
+    def _editor_key(self, event) -> bool:
+        """Esc cancels a link being drawn, else clears the selection; the arrow keys nudge the
+        selection by a grid step (Shift: five), and scroll only when nothing is selected."""
+        key = event.key()
+        if key == Qt.Key.Key_Escape:
+            if self._link_preview is not None:
+                self.cancel_link()
+            else:
+                self.scene().clearSelection()
+            return True
+        if key in self.NUDGES and self.scene().selectedItems():
+            step = self.NUDGE_STEP_SHIFT if event.modifiers() & Qt.KeyboardModifier.ShiftModifier else self.NUDGE_STEP
+            ux, uy = self.NUDGES[key]
+            self.design_scene.interactions.nudge_selection(ux * step, uy * step)
+            return True
+        return False
+
+    def cancel_link(self) -> None:
+        if self._link_preview is not None:
+            self.scene().removeItem(self._link_preview)
+            self._link_preview = self._link_from = None
+            self.message.emit("Link cancelled")
+
+    # --- the empty canvas ---------------------------------------------------------------------------------
+    EMPTY_HINT = ("Drag a part from the palette onto the canvas to begin,\n"
+                  "or open a built-in cluster: File ▸ Open Example…")
+
+    def drawBackground(self, painter: QPainter, rect) -> None:
+        """On an empty design, say how to begin (in the middle of the viewport)."""
+        super().drawBackground(painter, rect)
+        scene = self.design_scene
+        if scene.nodes or scene.building:
+            return
+        painter.save()
+        painter.resetTransform()
+        f = QFont()
+        f.setPointSizeF(12)
+        painter.setFont(f)
+        painter.setPen(QColor(colors.DIM_TEXT))
+        painter.drawText(QRectF(self.viewport().rect()), Qt.AlignmentFlag.AlignCenter, self.EMPTY_HINT)
+        painter.restore()
+
+    def _on_design_changed(self, _change) -> None:
+        """The hint comes and goes with the first and last item: repaint the whole viewport then
+        (the usual update covers only the items that changed)."""
+        empty = not self.design_scene.design.items
+        if empty != self._showed_empty:
+            self._showed_empty = empty
+            self.viewport().update()
 
     def _finish_rename(self, commit: bool) -> None:
         editor = self._rename_editor

@@ -10,6 +10,7 @@ affected, so the canvas updates only those and the evaluation scheduler re-evalu
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from collections.abc import Callable, Iterable
 
@@ -22,14 +23,35 @@ from designer.model.design import Design, Item, Link
 from designer.model.edits import Change, Edit
 from designer.model.errors import DesignerError
 
+# QUndoCommand ids: commands with the same id may merge into the one before them.
+NO_MERGE = -1
+NUDGE = 1
+
+_QUOTED = re.compile(r"'([^'\s]+)'")  # an id quoted in a model message
+
 
 class EditCommand(QUndoCommand):
-    """One model edit on the undo stack."""
+    """One model edit on the undo stack. Commands made with the same `merge_id` merge into the
+    one before them where the edits compose (`edits.merged`): a run of arrow-key nudges is one
+    undo step."""
 
-    def __init__(self, document: Document, edit: Edit):
+    def __init__(self, document: Document, edit: Edit, merge_id: int = NO_MERGE):
         super().__init__(edit.text)
         self.document, self.edit = document, edit
+        self.merge_id = merge_id
         self._skip_first_redo = True
+
+    def id(self) -> int:
+        return self.merge_id
+
+    def mergeWith(self, other: QUndoCommand) -> bool:
+        if not isinstance(other, EditCommand) or other.merge_id != self.merge_id:
+            return False
+        combined = edits.merged(self.edit, other.edit)
+        if combined is None:
+            return False
+        self.edit = combined
+        return True
 
     def redo(self) -> None:
         if self._skip_first_redo:  # already applied by Document.apply
@@ -80,19 +102,35 @@ class Document(QObject):
         return not self.undo_stack.isClean()
 
     # --- the one way to change the model ----------------------------------------------------
-    def apply(self, edit: Edit) -> bool:
-        """Apply and push as one undo step. Returns False (and emits `error`) if refused, False
-        for an edit that changes nothing."""
+    def apply(self, edit: Edit, merge_id: int = NO_MERGE) -> bool:
+        """Apply and push as one undo step (merged into the step before where `merge_id` says so).
+        Returns False (and emits `error`) if refused, False for an edit that changes nothing."""
         if not edit.ops:
             return False
         try:
             change = edit.apply(self.design)
         except DesignerError as exc:
-            self.error.emit(str(exc))
+            self._refused(exc)
             return False
-        self.undo_stack.push(EditCommand(self, edit))
+        self.undo_stack.push(EditCommand(self, edit, merge_id))
         self.changed.emit(change)
         return True
+
+    def _refused(self, exc: DesignerError) -> None:
+        """Tell why, naming items and links as the user sees them: the model's messages quote
+        ids ('node-1'), the canvas shows labels."""
+        design = self.design
+
+        def label(match: re.Match) -> str:
+            element_id = match.group(1)
+            if element_id in design.items:
+                return f"“{design.items[element_id].label}”"
+            link = design.links.get(element_id)
+            if link is not None and link.a in design.items and link.b in design.items:
+                return f"“{design.items[link.a].label} — {design.items[link.b].label}”"
+            return match.group(0)
+
+        self.error.emit(_QUOTED.sub(label, str(exc)))
 
     def _run(self, edit: Edit) -> None:
         self.changed.emit(edit.apply(self.design))
@@ -102,7 +140,7 @@ class Document(QObject):
         try:
             return make(self.design, *args, **kwargs)
         except DesignerError as exc:
-            self.error.emit(str(exc))
+            self._refused(exc)
             return None
 
     def _build_and_apply(self, make: Callable[..., Edit], *args, **kwargs) -> bool:
@@ -127,6 +165,11 @@ class Document(QObject):
         whole design if none are given (`model.layout.tidy`), as one step; False if all is tidy."""
         positions = layout.tidy(self.design, item_ids)
         return bool(positions) and self._build_and_apply(edits.move, positions, None, "Tidy layout")
+
+    def nudge(self, item_ids: Iterable[str], dx: float, dy: float) -> bool:
+        """Move the items by dx, dy; nudges in a row are one undo step."""
+        edit = self._build(edits.nudge, item_ids, dx, dy)
+        return edit is not None and self.apply(edit, NUDGE)
 
     def set_item(self, item_id: str, text: str = "Edit", **changes) -> bool:
         """Change an item's fields (a recount of a matched group recounts its partners too)."""
@@ -167,12 +210,19 @@ class Document(QObject):
         try:
             edit, group_id = edits.group(self.design, item_ids, count, name)
         except DesignerError as exc:
-            self.error.emit(str(exc))
+            self._refused(exc)
             return None
         return group_id if self.apply(edit) else None
 
-    def ungroup(self, group_ids: list[str]) -> bool:
-        return self._build_and_apply(edits.ungroup, group_ids)
+    def ungroup(self, group_ids: list[str], sizes: dict[str, tuple[float, float]] | None = None) -> list[str]:
+        """Dissolve groups into as many drawn copies as they stand for (see `edits.ungroup`);
+        returns the ids now standing where the groups were (empty if refused, with `error`)."""
+        try:
+            edit, placed = edits.ungroup(self.design, group_ids, sizes)
+        except DesignerError as exc:
+            self._refused(exc)
+            return []
+        return placed if self.apply(edit) else []
 
     # --- clipboard ------------------------------------------------------------------------------
     def fragment(self, item_ids: Iterable[str]) -> dict:
@@ -184,6 +234,6 @@ class Document(QObject):
         try:
             edit, roots = edits.paste(self.design, fragment, offset, text)
         except DesignerError as exc:
-            self.error.emit(str(exc))
+            self._refused(exc)
             return []
         return roots if self.apply(edit) else []

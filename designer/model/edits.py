@@ -272,16 +272,35 @@ def add_link(design: Design, a: str, b: str, medium: str, lanes: int = 1, text: 
 
 
 def remove(design: Design, item_ids: Iterable[str], link_ids: Iterable[str] = (), text: str = "Delete") -> Edit:
-    """Remove links, and items with everything inside them and every link touching them. Unknown
-    ids (and items already inside another removed one) are passed over."""
+    """Remove links, and items with everything inside them and every link touching them, in one
+    edit whatever the order of the ids: only the outermost chosen items are removed (each takes its
+    contents along). Unknown ids are passed over."""
     draft = _Draft(design)
+    roots = outermost(design, item_ids)
+    index = design.children_index()
+    doomed = {*roots, *(d.id for r in roots for d in design.descendants(r, index))}
     for link_id in dict.fromkeys(link_ids):
-        if link_id in draft.design.links:
-            draft.add(RemoveLink(draft.design.links[link_id]))
-    for item_id in item_ids:
-        if item_id in draft.design.items:
-            draft.remove_item(item_id)
+        link = draft.design.links.get(link_id)
+        if link is not None and link.a not in doomed and link.b not in doomed:  # else it goes with its end
+            draft.add(RemoveLink(link))
+    for item_id in roots:
+        draft.remove_item(item_id)
     return draft.edit(text)
+
+
+def outermost(design: Design, item_ids: Iterable[str]) -> list[str]:
+    """The chosen items that are not inside another chosen item, in the order given (unknown ids
+    left out); one walk up from each, so choosing every item of a big design stays linear."""
+    chosen = dict.fromkeys(i for i in item_ids if i in design.items)
+    items = design.items
+    roots = []
+    for item_id in chosen:
+        parent = items[item_id].parent
+        while parent is not None and parent not in chosen:
+            parent = items[parent].parent
+        if parent is None:
+            roots.append(item_id)
+    return roots
 
 
 def move(design: Design, positions: dict[str, tuple[float, float]],
@@ -304,6 +323,29 @@ def move(design: Design, positions: dict[str, tuple[float, float]],
         else:
             text = f"Move {len(draft.ops)} items" if len(draft.ops) > 1 else "Move item"
     return draft.edit(text)
+
+
+def nudge(design: Design, item_ids: Iterable[str], dx: float, dy: float, text: str = "Nudge") -> Edit:
+    """Move the chosen items (those inside another chosen one ride along) by dx, dy."""
+    positions = {i: (design.items[i].x + dx, design.items[i].y + dy) for i in outermost(design, item_ids)}
+    return move(design, positions, text=text)
+
+
+def merged(first: Edit, second: Edit) -> Edit | None:
+    """Two consecutive edits as one, where both only update the same items (nudges in a row):
+    each item goes from its state before the first to its state after the second. None when
+    they are not of that shape."""
+    if not all(isinstance(op, UpdateItem) for op in (*first.ops, *second.ops)):
+        return None
+    before = {op.old.id: op.old for op in first.ops}
+    after = {op.new.id: op.new for op in first.ops}
+    if set(before) != {op.old.id for op in second.ops}:
+        return None
+    for op in second.ops:
+        if after[op.old.id] != op.old:
+            return None
+        after[op.new.id] = op.new
+    return Edit(tuple(UpdateItem(before[i], after[i]) for i in before), first.text)
 
 
 def set_item(design: Design, item_id: str, text: str = "Edit", **changes: Any) -> Edit:
@@ -418,9 +460,7 @@ def set_setting(design: Design, key: str, value: Any, text: str) -> Edit:
 def group(design: Design, item_ids: Iterable[str], count: int = 1, name: str = "") -> tuple[Edit, str | None]:
     """Wrap items that share a parent in a new group; returns the edit and the group's id (None
     when nothing was chosen). Items inside another chosen item go along with it."""
-    items = [design.items[i] for i in item_ids if i in design.items]
-    chosen = {i.id for i in items}
-    items = [i for i in items if not any(a.id in chosen for a in design.ancestors(i.id))]
+    items = [design.items[i] for i in outermost(design, item_ids)]
     if not items:
         return Edit(text="Group"), None
     parents = {i.parent for i in items}
@@ -438,33 +478,97 @@ def group(design: Design, item_ids: Iterable[str], count: int = 1, name: str = "
     return draft.edit("Group"), group_id
 
 
-def ungroup(design: Design, group_ids: Iterable[str]) -> Edit:
-    """Move each group's contents to the group's parent, where they were drawn, and remove the
-    group. Ids that are not groups are passed over; if none is, the edit is refused."""
+# Ungrouping draws every copy a group stands for; beyond this many new drawn items (contents of
+# the copies) it is refused: a canvas of tens of thousands of boxes helps nobody, the group does.
+UNGROUP_MAX_NEW_ITEMS = 2_000
+UNGROUP_COLUMNS = 8  # copies side by side per row
+UNGROUP_GAP = 40.0
+
+
+def ungroup(design: Design, group_ids: Iterable[str],
+            sizes: dict[str, tuple[float, float]] | None = None) -> tuple[Edit, list[str]]:
+    """Dissolve groups without losing hardware: a group of N copies becomes N drawn copies of its
+    contents in the group's container. The first copy is the contents themselves, where they were
+    drawn; the others get fresh ids and sit beside it, UNGROUP_COLUMNS to a row, one group's size
+    (`sizes`, as drawn; estimated from the contents' positions without it) plus UNGROUP_GAP apart.
+    Links inside the group are copied into every copy; a link from inside to outside, which the
+    model counted once per copy, is drawn once per copy. Inner groups go first, so ungrouping a
+    group and a group inside it draws every copy of both.
+
+    Returns the edit and the ids of what now stands where the groups were (their former children
+    and the copies). Refused (DesignError) when none of the ids is a group, when a link matches the
+    group's copies one to one with another group's (ungroup or unmatch that link first), or when
+    the copies would add more than UNGROUP_MAX_NEW_ITEMS drawn items."""
     draft = _Draft(design)
-    for group_id in group_ids:
-        group_item = draft.design.items.get(group_id)
-        if group_item is None or group_item.kind != "group":
-            continue
-        for child in draft.design.children(group_id):
+    chains = design.chains()
+    groups = sorted({g for g in group_ids if g in design.items and design.items[g].kind == "group"},
+                    key=lambda g: -len(chains[g]))
+    if not groups:
+        raise DesignError("Ungroup: select a group")
+    sizes = sizes or {}
+    new_items = 0
+    placed: list[str] = []
+    fresh = _fresh_ids(design)
+    for group_id in groups:
+        current = draft.design
+        group_item = current.items[group_id]
+        matched = [l for l in current.links.values() if l.match is not None and group_id in l.match]
+        if matched:
+            raise DesignError(f"Ungroup: link '{matched[0].id}' joins copy i of {group_item.label} only to copy i of "
+                              f"another group; set its 'Copies joined' to every copy, or ungroup both groups")
+        index = current.children_index()
+        children = index.get(group_id, [])
+        inside = [d for c in children for d in (c, *current.descendants(c.id, index))]
+        new_items += len(inside) * (group_item.count - 1)
+        if new_items > UNGROUP_MAX_NEW_ITEMS:
+            raise DesignError(f"Ungroup: drawing the {group_item.count:,} copies of {group_item.label} would add "
+                              f"{len(inside) * (group_item.count - 1):,} items (the limit is "
+                              f"{UNGROUP_MAX_NEW_ITEMS:,}); keep the group, or lower its count first")
+        inside_ids = {i.id for i in inside}
+        touching = [l for l in current.links.values() if l.a in inside_ids or l.b in inside_ids]
+        width, height = sizes.get(group_id) or _estimated_size(children)
+        for child in children:
             draft.add(UpdateItem(child, replace(child, parent=group_item.parent, x=child.x + group_item.x,
                                                 y=child.y + group_item.y)))
+            placed.append(child.id)
+        moved = {c.id: draft.design.items[c.id] for c in children}
+        for k in range(1, group_item.count):
+            dx = (k % UNGROUP_COLUMNS) * (width + UNGROUP_GAP)
+            dy = (k // UNGROUP_COLUMNS) * (height + UNGROUP_GAP)
+            mapping = {i.id: fresh(i.id) for i in inside}
+            for child in children:
+                top = moved[child.id]
+                copies = tuple(replace(d, id=mapping[d.id], parent=mapping[d.parent])
+                               for d in current.descendants(child.id, index))
+                draft.add(AddItem(replace(top, id=mapping[child.id], name=f"{child.label} ({k + 1})",
+                                          x=top.x + dx, y=top.y + dy), copies))
+                placed.append(mapping[child.id])
+            for link in touching:
+                match = tuple(mapping.get(g, g) for g in link.match) if link.match else None
+                draft.add(AddLink(replace(link, id=fresh(link.id), a=mapping.get(link.a, link.a),
+                                          b=mapping.get(link.b, link.b), match=match)))
         draft.remove_item(group_id)
-    if not draft.ops:
-        raise DesignError("Ungroup: select a group")
-    return draft.edit("Ungroup")
+    return draft.edit("Ungroup"), [i for i in dict.fromkeys(placed) if i in draft.design.items]
+
+
+def _estimated_size(children: list[Item]) -> tuple[float, float]:
+    """A group's drawn size from its children's positions, for a caller that has no drawing."""
+    if not children:
+        return 160.0, 70.0
+    xs, ys = [c.x for c in children], [c.y for c in children]
+    return max(xs) - min(xs) + 200.0, max(ys) - min(ys) + 120.0
 
 
 # --- clipboard -----------------------------------------------------------------------------------------
 def fragment(design: Design, item_ids: Iterable[str]) -> dict:
     """The chosen items with everything inside them and the links among them, as plain data
     (`roots`: the chosen items not inside another chosen one)."""
-    chosen = [i for i in item_ids if i in design.items]
-    roots = [i for i in chosen if not any(a.id in chosen for a in design.ancestors(i))]
+    roots = outermost(design, item_ids)
+    index = design.children_index()
     ids: list[str] = []
     for root in roots:
         ids.append(root)
-        ids.extend(d.id for d in design.descendants(root))
+        ids.extend(d.id for d in design.descendants(root, index))
     idset = set(ids)
     links = [l for l in design.links.values() if l.a in idset and l.b in idset]
     return {"items": [_item_data(design.items[i]) for i in ids], "links": [_link_data(l) for l in links],
@@ -477,18 +581,7 @@ def paste(design: Design, data: dict, offset: tuple[float, float] = (20.0, 20.0)
     ids. Roots keep their container if it still exists, else go to the top level. Links among the
     copied items come along; a matched link stays matched where both matched groups came along or
     still hold its ends, and becomes every-to-every otherwise."""
-    taken: set[str] = set()
-
-    def fresh(old_id: str) -> str:
-        base = old_id.rsplit("-", 1)[0] if old_id.rsplit("-", 1)[-1].isdigit() else old_id
-        n = 1
-        while True:
-            candidate = f"{base}-{n}"
-            if candidate not in design.items and candidate not in design.links and candidate not in taken:
-                taken.add(candidate)
-                return candidate
-            n += 1
-
+    fresh = _fresh_ids(design)
     items = [Item(**d) for d in data["items"]]
     roots = set(data["roots"])
     mapping = {item.id: fresh(item.id) for item in items}
@@ -520,6 +613,25 @@ def paste(design: Design, data: dict, offset: tuple[float, float] = (20.0, 20.0)
                 match = None
         new_links.append(replace(link, id=fresh(link.id), a=a, b=b, match=match))
     return add(design, new_items, new_links, text), [mapping[r] for r in data["roots"]]
+
+
+def _fresh_ids(design: Design):
+    """A function giving each old id a new one not used in the design nor given before ("srv-3")."""
+    taken: set[str] = set()
+    counters: dict[str, int] = {}
+
+    def fresh(old_id: str) -> str:
+        base = old_id.rsplit("-", 1)[0] if old_id.rsplit("-", 1)[-1].isdigit() else old_id
+        n = counters.get(base, 1)
+        while True:
+            candidate = f"{base}-{n}"
+            if candidate not in design.items and candidate not in design.links and candidate not in taken:
+                taken.add(candidate)
+                counters[base] = n + 1
+                return candidate
+            n += 1
+
+    return fresh
 
 
 def _item_data(item: Item) -> dict:

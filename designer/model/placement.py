@@ -27,12 +27,6 @@ def can_hold(container_kind: str, kind: str) -> bool:
     return container_kind in ALLOWED_PARENTS.get(kind, ())
 
 
-def can_drag_into(container_kind: str, kind: str) -> bool:
-    """Whether dragging an item onto a container moves it inside. Never into a group: that would
-    multiply what was dragged by the group's count; Cut and Paste does that on purpose."""
-    return container_kind != "group" and can_hold(container_kind, kind)
-
-
 def container_under(design: Design, kind: str, under: Iterable[str]) -> str | None:
     """The first item among `under` (ids of what lies under a drop point, topmost first) that may
     hold a new item of `kind`; None: the top level."""
@@ -40,7 +34,9 @@ def container_under(design: Design, kind: str, under: Iterable[str]) -> str | No
 
 
 def reparent_problem(design: Design, item_id: str, new_parent: str | None) -> str | None:
-    """Why an item may not be moved into `new_parent` (None for the top level), or None if it may."""
+    """Why an item may not be moved into `new_parent` (None for the top level), or None if it may.
+    A move that changes how many copies the item stands for (into or out of a replicated group)
+    is refused: it would silently add or drop hardware; Cut and Paste does that on purpose."""
     item = design.item(item_id)
     if new_parent == item.parent:
         return None

@@ -103,6 +103,11 @@ class Inspector(QWidget):
     def _refresh(self) -> None:
         self._clear_form()
         design, catalog = self.document.design, self.document.catalog
+        # A selection shown just before an edit removed it (a refresh is queued by both) shows nothing.
+        if self.item_id not in design.items:
+            self.item_id = None
+        if self.link_id not in design.links:
+            self.link_id = None
         if self.item_id:
             item = design.items[self.item_id]
             self.title.setText(f"{item.label}  ({item.kind})")

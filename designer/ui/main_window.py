@@ -171,14 +171,16 @@ class MainWindow(QMainWindow):
         a("export_bom", "Export &BOM CSV…", self.export_bom_csv, None, "Bill of materials as CSV")
         a("quit", "&Quit", self.close, keys.Quit, "Quit Cluster Designer")
         stack = self.document.undo_stack
-        self.act_undo = stack.createUndoAction(self, "&Undo")
-        self.act_undo.setShortcut(QKeySequence(keys.Undo))
-        self.act_undo.setObjectName("undo")
-        self.act_redo = stack.createRedoAction(self, "&Redo")
-        self.act_redo.setShortcuts([QKeySequence(keys.Redo), QKeySequence("Ctrl+Shift+Z")])
-        self.act_redo.setObjectName("redo")
-        self.addAction(self.act_undo)
-        self.addAction(self.act_redo)
+        # Fixed texts, so the toolbar never reflows; the step's name is in the tooltip.
+        a("undo", "&Undo", stack.undo, keys.Undo)
+        a("redo", "&Redo", stack.redo, [QKeySequence(keys.Redo), QKeySequence("Ctrl+Shift+Z")])
+        stack.canUndoChanged.connect(self.act_undo.setEnabled)
+        stack.canRedoChanged.connect(self.act_redo.setEnabled)
+        stack.undoTextChanged.connect(lambda text: self._tell_step(self.act_undo, "Undo", text))
+        stack.redoTextChanged.connect(lambda text: self._tell_step(self.act_redo, "Redo", text))
+        for action, what in ((self.act_undo, "Undo"), (self.act_redo, "Redo")):
+            self._tell_step(action, what, "")
+            action.setEnabled(False)
         a("cut", "Cu&t", self.cut, keys.Cut)
         a("copy", "&Copy", self.copy, keys.Copy)
         a("paste", "&Paste", self.paste, keys.Paste)
@@ -201,6 +203,10 @@ class MainWindow(QMainWindow):
                      "undo", "redo", "tidy"):
             getattr(self, f"act_{name}").setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             self.view.addAction(getattr(self, f"act_{name}"))
+        # The canvas's editing keys act only when the canvas has focus: Delete in the palette, a
+        # table or an inspector field is theirs (the menus still reach every action).
+        for name in ("rename", "duplicate", "delete", "group", "ungroup", "cut", "copy", "paste", "select_all"):
+            self.removeAction(getattr(self, f"act_{name}"))
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -279,12 +285,19 @@ class MainWindow(QMainWindow):
     def show_message(self, text: str, timeout_ms: int = 8000) -> None:
         self.statusBar().showMessage(text, timeout_ms)
 
+    @staticmethod
+    def _tell_step(action: QAction, what: str, step: str) -> None:
+        tip = f"{what} {step}" if step else f"Nothing to {what.lower()}"
+        action.setToolTip(tip)
+        action.setStatusTip(tip)
+
     # --- selection ------------------------------------------------------------------------------------
     def _on_selection(self) -> None:
         # While the scene mirrors a removal, nodes of items already gone may still be selected.
         design = self.document.design
-        items = [i for i in self.scene.selected_ids() if i in design.items]
-        links = [i for i in self.scene.selected_link_ids() if i in design.links]
+        items, links = self.scene.selection()
+        items = [i for i in items if i in design.items]
+        links = [i for i in links if i in design.links]
         self.inspector.show_selection(items, links)
         has = bool(items or links)
         for name in ("cut", "copy", "duplicate"):
@@ -297,7 +310,7 @@ class MainWindow(QMainWindow):
     def select_finding(self, item_id: str) -> None:
         target = self.scene.nodes.get(item_id) or self.scene.link_items.get(item_id)
         if target is None:
-            self.show_message(f"'{item_id}' is not on the canvas")
+            self.show_message("That finding's item is no longer on the canvas")
             return
         self.scene.select_ids([item_id])
         self.view.ensureVisible(target.sceneBoundingRect(), 60, 60)
@@ -397,6 +410,7 @@ class MainWindow(QMainWindow):
         try:
             design = self._load_while_painting(path)
         except (DesignerError, OSError, ValueError) as exc:
+            self._forget_missing_recent()
             QMessageBox.warning(self, "Cannot open design", str(exc))
             return False
         self.document.reset(design, path)
@@ -525,9 +539,17 @@ class MainWindow(QMainWindow):
         self.settings.setValue("recentFiles", files[:MAX_RECENT])
         self._fill_recent_menu()
 
+    def _forget_missing_recent(self) -> list[str]:
+        """Drop recent files that no longer exist from the list; returns those left."""
+        files = self.recent_files()
+        present = [p for p in files if Path(p).is_file()]
+        if present != files:
+            self.settings.setValue("recentFiles", present)
+        return present
+
     def _fill_recent_menu(self) -> None:
         self.recent_menu.clear()
-        files = self.recent_files()
+        files = self._forget_missing_recent()
         for path in files:
             act = self.recent_menu.addAction(Path(path).name)
             act.setToolTip(path)
@@ -631,7 +653,7 @@ class MainWindow(QMainWindow):
 
     # --- editing --------------------------------------------------------------------------------------------
     def delete_selection(self) -> None:
-        items, links = self.scene.selected_ids(), self.scene.selected_link_ids()
+        items, links = self.scene.selection()
         if not items and not links:
             return
         n = len(items) + len(links)
@@ -652,8 +674,9 @@ class MainWindow(QMainWindow):
         return True
 
     def cut(self) -> None:
+        """Copy the selected items, then delete them and the selected links, as one undo step."""
         if self.copy():
-            self.document.remove(self.scene.selected_ids(), text="Cut")
+            self.document.remove(self.scene.selected_ids(), self.scene.selected_link_ids(), text="Cut")
 
     def paste(self) -> list[str]:
         mime = QApplication.clipboard().mimeData()
@@ -668,16 +691,18 @@ class MainWindow(QMainWindow):
         return new
 
     def duplicate(self) -> list[str]:
+        """A copy of the selection beside it (to the right, clear of other items)."""
         items = self.scene.selected_ids()
         if not items:
             return []
-        new = self.document.paste(self.document.fragment(items), (40.0, 40.0), text="Duplicate")
+        fragment = self.document.fragment(items)
+        offset = self.scene.interactions.free_offset_beside(fragment["roots"])
+        new = self.document.paste(fragment, offset, text="Duplicate")
         self.scene.select_ids(new)
         return new
 
     def select_all(self) -> None:
-        for node in self.scene.nodes.values():
-            node.setSelected(True)
+        self.scene.select_all()
 
     def group_selection(self) -> None:
         group_id = self.document.group(self.scene.selected_ids())
@@ -685,11 +710,15 @@ class MainWindow(QMainWindow):
             self.scene.select_ids([group_id])
 
     def ungroup_selection(self) -> None:
+        """Each selected group becomes as many drawn copies as it stands for, side by side."""
         design = self.document.design
-        groups = [i for i in self.scene.selected_ids() if design.items[i].kind == "group"]
-        children = [c.id for g in groups for c in design.children(g)]
-        if self.document.ungroup(groups):
-            self.scene.select_ids(children)
+        groups = [i for i in self.scene.selected_ids() if i in design.items and design.items[i].kind == "group"]
+        sizes = {g: (self.scene.nodes[g].rect().width(), self.scene.nodes[g].rect().height())
+                 for g in groups if g in self.scene.nodes}
+        placed = self.document.ungroup(groups, sizes)
+        if placed:
+            self.scene.select_ids(placed)
+            self.show_message(f"Ungrouped into {len(placed):,} item{'s' if len(placed) != 1 else ''}")
 
     def rename_selection(self) -> None:
         items = self.scene.selected_ids()
