@@ -56,3 +56,18 @@ def two_servers_on_a_leaf() -> tuple[Design, dict[str, str]]:
     counterpart = {link_id: link_id.replace("s0.", "s1.") for link_id in design.links if link_id.startswith("s0.")}
     assert set(counterpart.values()) <= set(design.links)
     return design, counterpart
+
+
+def mini_fat_tree() -> Design:
+    """2 blocks, each a leaf and 2 spines; 2 core planes of 3 cores; spine j ↔ plane j."""
+    d = Design(name="mini")
+    d.add_item(Item("blk", "group", count=2))
+    d.add_item(Item("leaf", "switch", part="qm9700", parent="blk"))
+    d.add_item(Item("spines", "group", parent="blk", count=2))
+    d.add_item(Item("spine", "switch", part="qm9700", parent="spines"))
+    d.add_item(Item("plane", "group", count=2))
+    d.add_item(Item("cores", "group", parent="plane", count=3))
+    d.add_item(Item("core", "switch", part="qm9700", parent="cores"))
+    d.add_link(Link("up", "leaf", "spine", "ib-ndr", 4))
+    d.add_link(Link("top", "spine", "core", "ib-ndr", 2, match=("spines", "plane")))
+    return d

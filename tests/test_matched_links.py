@@ -13,21 +13,7 @@ from designer.model import default_catalog
 from designer.model.design import Design, DesignError, Item, Link
 from designer.model.lint import lint
 from designer.topologies import generate
-
-
-def mini_fat_tree() -> Design:
-    """2 blocks, each a leaf and 2 spines; 2 core planes of 3 cores; spine j ↔ plane j."""
-    d = Design(name="mini")
-    d.add_item(Item("blk", "group", count=2))
-    d.add_item(Item("leaf", "switch", part="qm9700", parent="blk"))
-    d.add_item(Item("spines", "group", parent="blk", count=2))
-    d.add_item(Item("spine", "switch", part="qm9700", parent="spines"))
-    d.add_item(Item("plane", "group", count=2))
-    d.add_item(Item("cores", "group", parent="plane", count=3))
-    d.add_item(Item("core", "switch", part="qm9700", parent="cores"))
-    d.add_link(Link("up", "leaf", "spine", "ib-ndr", 4))
-    d.add_link(Link("top", "spine", "core", "ib-ndr", 2, match=("spines", "plane")))
-    return d
+from helpers import mini_fat_tree
 
 
 def test_a_matched_link_joins_copy_i_to_copy_i_only():

@@ -17,6 +17,7 @@ from designer.model.design import Design, DesignError, Item, Link
 from designer.model.edits import (AddItem, AddLink, Edit, RemoveItem, RemoveLink, SetSetting, UpdateItem,
                                   UpdateLink)
 from designer.topologies import generate
+from helpers import mini_fat_tree
 
 
 def state(design: Design):
@@ -36,21 +37,6 @@ def rack_design() -> Design:
     d.add_link(Link("gpu--nic", "gpu", "nic", "pcie-gen5", 16))
     d.add_link(Link("nic--tor", "nic", "tor", "ib-ndr"))
     d.add_link(Link("tor--spine", "tor", "spine", "ib-ndr", 4))
-    return d
-
-
-def mini_fat_tree() -> Design:
-    """2 blocks, each a leaf and 2 spines; 2 core planes of 3 cores; spine j ↔ plane j."""
-    d = Design(name="mini")
-    d.add_item(Item("blk", "group", count=2))
-    d.add_item(Item("leaf", "switch", part="qm9700", parent="blk"))
-    d.add_item(Item("spines", "group", parent="blk", count=2))
-    d.add_item(Item("spine", "switch", part="qm9700", parent="spines"))
-    d.add_item(Item("plane", "group", count=2))
-    d.add_item(Item("cores", "group", parent="plane", count=3))
-    d.add_item(Item("core", "switch", part="qm9700", parent="cores"))
-    d.add_link(Link("up", "leaf", "spine", "ib-ndr", 4))
-    d.add_link(Link("top", "spine", "core", "ib-ndr", 2, match=("spines", "plane")))
     return d
 
 
