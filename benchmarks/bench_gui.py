@@ -111,18 +111,18 @@ def phase(window, name: str, action, done=None) -> float:
 
 
 def drag_everything(window) -> None:
-    """Press on a selected leaf item in view, move the mouse DRAG_PIXELS in DRAG_STEPS frames,
+    """Press on a selected item in view (a leaf or a summary card), move the mouse DRAG_PIXELS in DRAG_STEPS frames,
     release: everything selected moves along."""
     view, scene, doc = window.view, window.scene, window.document
     design = doc.design
     viewport = view.viewport()
     QApplication.processEvents()  # the view scrolls to a changed scene rect in a later turn
     shown = view.mapToScene(viewport.rect()).boundingRect()
-    parents = {item.parent for item in design.items.values()}
     for item_id in design.items:
         node = scene.nodes[item_id]
         centre = node.sceneBoundingRect().center()
-        if item_id not in parents and node.isSelected() and shown.contains(centre) and scene.node_at(centre) is node:
+        # A leaf, or a summary card (its contents hidden): the item under its own centre.
+        if node.isVisible() and node.isSelected() and shown.contains(centre) and scene.node_at(centre) is node:
             break
     else:
         raise SystemExit("bench_gui: no selected item in view to drag")
