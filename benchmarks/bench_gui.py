@@ -111,18 +111,24 @@ def phase(window, name: str, action, done=None) -> float:
 
 
 def drag_everything(window) -> None:
-    """Press on a selected item in view (a leaf or a summary card), move the mouse DRAG_PIXELS in DRAG_STEPS frames,
-    release: everything selected moves along."""
+    """Press on a selected item in view (a leaf or a summary card), move the mouse DRAG_PIXELS in
+    DRAG_STEPS frames, release: everything selected moves along."""
     view, scene, doc = window.view, window.scene, window.document
     design = doc.design
     viewport = view.viewport()
     QApplication.processEvents()  # the view scrolls to a changed scene rect in a later turn
     shown = view.mapToScene(viewport.rect()).boundingRect()
+    transform = view.transform()
     for item_id in design.items:
         node = scene.nodes[item_id]
-        centre = node.sceneBoundingRect().center()
-        # A leaf, or a summary card (its contents hidden): the item under its own centre.
-        if node.isVisible() and node.isSelected() and shown.contains(centre) and scene.node_at(centre) is node:
+        if not (node.isVisible() and node.isSelected()):
+            continue
+        # A point of a leaf or a summary card (its contents hidden) where it is the topmost item:
+        # its centre, or a corner of its header where links pass over the centre.
+        box = node.sceneBoundingRect()
+        points = [box.center(), box.topLeft() + QPointF(6, 6), box.topRight() + QPointF(-6, 6)]
+        centre = next((p for p in points if shown.contains(p) and scene.itemAt(p, transform) is node), None)
+        if centre is not None:
             break
     else:
         raise SystemExit("bench_gui: no selected item in view to drag")
