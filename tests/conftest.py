@@ -31,11 +31,11 @@ def make_window(qtbot, monkeypatch, app_process):
     monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.Discard))
     windows = []
 
-    def make(design=None, debounce_ms: int = 10):
+    def make(design=None, debounce_ms: int = 10, **options):
         from designer.model.catalog import default_catalog
         from designer.ui.main_window import MainWindow
 
-        window = MainWindow(default_catalog(), debounce_ms=debounce_ms)
+        window = MainWindow(default_catalog(), debounce_ms=debounce_ms, **options)
         qtbot.addWidget(window)
         window.resize(1400, 900)
         window.show()

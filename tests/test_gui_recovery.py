@@ -36,25 +36,9 @@ def design_file(tmp_path):
 
 
 @pytest.fixture()
-def autosaving_window(qtbot, make_window, monkeypatch, state):
+def autosaving_window(make_window, state):
     """A shown window that autosaves every 50 ms."""
-    from designer.ui.main_window import MainWindow
-
-    windows = []
-
-    def make():
-        window = MainWindow(default_catalog(), debounce_ms=10, autosave_interval_ms=50)
-        qtbot.addWidget(window)
-        window.resize(1200, 800)
-        window.show()
-        qtbot.waitExposed(window)
-        windows.append(window)
-        return window
-
-    yield make
-    for window in windows:
-        window.document.undo_stack.setClean()
-        window.scheduler.shutdown(timeout_s=10)
+    return lambda: make_window(autosave_interval_ms=50)
 
 
 def _autosaves(state):
