@@ -13,12 +13,12 @@ import math
 from designer.model.catalog import MAX_SERVER_NICS, Catalog
 from designer.model.design import Design
 from designer.topologies.base import Builder, Param, TopologyError, common_medium, new_design
-from designer.topologies.generators import _NAME, _OVERSUB, _platform_values, _register, _tier_size
+from designer.topologies.generators import _GPN, _NAME, _OVERSUB, _platform_values, _register, _tier_size
 from designer.topologies.rail_only import leaf_split, spine_tier, units
 
 
 def _build_nvl72(p: dict, catalog: Catalog) -> Design:
-    p = {**p, "gpus_per_node": None, "servers_per_rack": 1}
+    p = {**p, "servers_per_rack": 1}
     gpu, gpus, nic, nics = _platform_values(p, catalog)
     if not nics:
         raise TopologyError("nvl72: parameter 'nics_per_node' must be at least 1 (one rail per NIC)")
@@ -80,7 +80,7 @@ _register("nvl72", "GB200 NVL72 racks (72-GPU NVLink domains) joined by a rail-o
           [Param("platform", str, "gb200-nvl72", "rack-scale platform (one NVLink domain per rack)",
                  part_kind="server"),
            Param("gpu", str, None, "accelerator part (default: the platform's)", part_kind="accelerator"),
-           Param("nodes", int, 8, "number of NVL72 racks", minimum=1, maximum=100_000),
+           Param("nodes", int, 8, "number of NVL72 racks", minimum=1, maximum=100_000), _GPN,
            Param("nic", str, "cx7-400gbe-gb200", "NIC part, one per GPU (default: 400GbE, so 128-port Ethernet "
                  "switches can take all 72 rails)", part_kind="nic"),
            Param("nics_per_node", int, None, "NICs per rack, one rail each (default: the platform's, one per GPU)",
