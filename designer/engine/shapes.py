@@ -128,7 +128,10 @@ def _dragonfly(fabric: Fabric) -> Dragonfly | None:
     neighbour_minimal = global_cap / (groups - 1) if groups > 1 else global_cap
     valiant = global_cap / 2
     group.neighbour_share = max(neighbour_minimal, valiant) / global_cap if groups > 2 else 1.0
-    switch_level.neighbour_share = max(1 / (switches - 1), 0.5) if switches > 2 else 1.0
+    # Inside a group, traffic to the next switch has its direct local link, or half the local
+    # links through intermediate switches (the global links do not serve it).
+    local_neighbour = max(local_cap / (switches - 1), local_cap / 2) if switches > 2 else local_cap
+    switch_level.neighbour_share = min(1.0, local_neighbour / switch_level.cap_raw) if switch_level.cap_raw else 1.0
     bisection = groups * groups / 4 * global_cap / (groups - 1) if groups > 1 else 0.0
     fabric.bisection_cap = bisection
     routing = ("adaptive: minimal for all-to-all, Valiant for rings and trees" if groups > 3
