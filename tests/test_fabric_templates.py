@@ -193,3 +193,16 @@ def test_existing_shapes_are_not_mistaken(catalog):
     for template in ("rail-fat-tree", "fat-tree"):
         fabric = build_fabric(generate(template, catalog, nodes=64), catalog)
         assert classify(fabric) is None, template
+
+
+def test_summary_rows_name_the_fabric_shape(catalog):
+    from designer.engine.summary import performance_rows
+
+    design = generate("dragonfly", catalog, nodes=9408, links_per_pair=4)
+    rows = {label: value for label, value, _ in performance_rows(evaluate(design, catalog))}
+    assert rows["Scale-out fabric"] == "dragonfly"
+    assert rows["Dragonfly groups"] == 74
+    assert rows["Global bandwidth per group"] == 73 * 4 * 25
+    assert rows["Global bandwidth per group (Valiant)"] == 73 * 4 * 25 / 2
+    plain = {label for label, _, _ in performance_rows(evaluate(generate("rail-fat-tree", catalog), catalog))}
+    assert "Scale-out fabric" not in plain

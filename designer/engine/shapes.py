@@ -134,8 +134,7 @@ def _dragonfly(fabric: Fabric) -> Dragonfly | None:
     switch_level.neighbour_share = min(1.0, local_neighbour / switch_level.cap_raw) if switch_level.cap_raw else 1.0
     bisection = groups * groups / 4 * global_cap / (groups - 1) if groups > 1 else 0.0
     fabric.bisection_cap = bisection
-    routing = ("adaptive: minimal for all-to-all, Valiant for rings and trees" if groups > 3
-               else "minimal (with three groups or fewer Valiant gains nothing)")
+    routing = "minimal for all-to-all, Valiant for rings" if groups > 3 else "minimal"
     return Dragonfly(groups=groups, switches_per_group=switches,
                      global_links_per_group=round(sum(n * fabric.design.links[links[i].id].lanes
                                                       for i, n in zip(group.links, group.per_copy))),
