@@ -47,6 +47,26 @@ def design_of(gpus: int, catalog: Catalog):
     return generate("rail-fat-tree", catalog, nodes=nodes, **dict(FABRIC, nodes_per_su=min(64, nodes)))
 
 
+# The fabric templates of issue 13 (`--templates`), each at about 1k accelerators and at the
+# largest size up to 1M its parts allow (the formula each template refuses past): a dragonfly of
+# Rosetta switches with one NIC per 4-GPU node (545 groups of 512 nodes at most); rail-only of
+# GB200 NVL72 racks on 128-port Ethernet (128 leaves of 64 racks per rail); multi-plane of DGX
+# H100 with one 2-port NIC each (128 units of 64 servers per plane); nvl72 (64 units of 64 racks
+# per rail). Best of 9: the small sizes take a few milliseconds.
+TEMPLATE_FABRICS = {
+    "dragonfly": (4, {"platform": "mi250x-node", "nics_per_node": 1}, [1024, 1_048_576]),
+    "rail-only": (72, {"platform": "gb200-nvl72", "nic": "cx7-400gbe-gb200", "switch": "sn5600-400g",
+                       "servers_per_rack": 1, "rack": "rack-nvl72"}, [1152, 589_824]),
+    "multi-plane": (8, {"platform": "dgx-h100", "nics_per_node": 1}, [1024, 65_536]),
+    "nvl72": (72, {}, [1152, 294_912]),
+}
+
+
+def template_design(template: str, gpus: int, catalog: Catalog):
+    per_node, params, _ = TEMPLATE_FABRICS[template]
+    return generate(template, catalog, nodes=gpus // per_node, **params)
+
+
 def workload(plan: dict) -> dict:
     model = workloads.preset("llama3-405b")
     model["global_batch"] = 1 << 16
@@ -54,10 +74,11 @@ def workload(plan: dict) -> dict:
             "training": {"model": model, "plan": plan}}
 
 
-def run(gpus: int, catalog: Catalog, repeat: int = 3) -> tuple[float, float, int]:
-    design = design_of(gpus, catalog)
+def run(gpus: int, catalog: Catalog, repeat: int = 3, template: str | None = None) -> tuple[float, float, int]:
+    design = design_of(gpus, catalog) if template is None else template_design(template, gpus, catalog)
     total = sum(1 for _ in design.items)
-    plan = {"tp": 8, "pp": 8, "dp": gpus // 64, "mb": 1, "recompute": "full", "zero": 1}
+    tp = 4 if template == "dragonfly" else 8
+    plan = {"tp": tp, "pp": 8, "dp": gpus // (8 * tp), "mb": 1, "recompute": "full", "zero": 1}
     warm = evaluate(design, catalog, workload(plan))  # warm caches
     # A benchmark of an answer-less evaluation would be meaningless: everything must be timed (the
     # 405B plan does not fit in memory on the tiny sizes; that is a real answer).
@@ -79,8 +100,12 @@ def run(gpus: int, catalog: Catalog, repeat: int = 3) -> tuple[float, float, int
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tiny", action="store_true", help="small sizes only, a few seconds")
+    parser.add_argument("--templates", action="store_true",
+                        help="only the dragonfly, rail-only, multi-plane and nvl72 templates, at two sizes each")
     args = parser.parse_args(argv)
     catalog = default_catalog()
+    if args.templates:
+        return run_templates(catalog)
     sizes = [64, 1024] if args.tiny else [1024, 10240, 102400, 1048576]
     times, drawn = {}, {}
     print(f"{'accelerators':>12}  {'drawn items':>11}  {'time s':>8}  {'ms / item':>9}  {'peak MB':>8}")
@@ -101,6 +126,22 @@ def main(argv=None) -> int:
     if not args.tiny:
         print("target 100k < 1 s:", "met" if times[102400] < 1.0 else "NOT met")
         print("target 1M within 3× of 1k:", "met" if times[1048576] < 3 * times[1024] else "NOT met")
+    return 0
+
+
+def run_templates(catalog: Catalog) -> int:
+    print(f"{'template':>12}  {'accelerators':>12}  {'drawn items':>11}  {'time s':>8}")
+    worst = 0.0
+    for template, (_, _, sizes) in TEMPLATE_FABRICS.items():
+        times = []
+        for gpus in sizes:
+            seconds, _, items = run(gpus, catalog, repeat=9, template=template)
+            times.append(seconds)
+            print(f"{template:>12}  {gpus:>12,}  {items:>11,}  {seconds:>8.3f}")
+        ratio = times[-1] / times[0]
+        worst = max(worst, ratio)
+        print(f"{template:>12}  time ratio {sizes[-1]:,} / {sizes[0]:,}: {ratio:.2f}")
+    print("target largest within 3× of 1k on every template:", "met" if worst <= 3 else "NOT met")
     return 0
 
 

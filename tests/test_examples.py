@@ -186,7 +186,10 @@ EXPECTED = {
         ("scale-out per server, Gb/s", nic_gbps_per_server, 3200),
     ],
     "frontier-mi250x": [
-        ("MI250X", accelerators, 37_000),
+        ("MI250X", accelerators, 37_632),
+        ("nodes", servers, 9408),
+        ("Slingshot per node, Gb/s", nic_gbps_per_server, 800),
+        ("Rosetta switches", model_count("switch", "slingshot-rosetta"), 73 * 32 + 16),
     ],
     "cerebras-cg1": [
         ("16-bit peak, TFLOPS", peak("bf16"), 4_000_000),

@@ -109,12 +109,15 @@ def _link_indices(b) -> tuple:
     return hit
 
 
-def _boundary_terms(lay: Layout, per_copy) -> list[Term]:
+def _boundary_terms(lay: Layout, per_copy, uniform: bool = False) -> list[Term]:
+    """Traffic over each boundary's cut; neighbour traffic (`uniform` False: rings, trees) gets
+    the share of the cut it can use (`Boundary.neighbour_share`, below 1 between dragonfly groups)."""
     out = []
     for b, r, c in lay.crossings:
         t = per_copy(b, r) * c
         tier = SCALE_OUT
-        out.append(Term(t, b.cap_eff, b.cap_raw, b.label, tier, _link_indices(b)))
+        share = 1.0 if uniform else b.neighbour_share
+        out.append(Term(t, b.cap_eff * share, b.cap_raw * share, b.label, tier, _link_indices(b)))
     return out
 
 
@@ -152,13 +155,17 @@ def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
     if algorithm == "ring":
         if op == "alltoall":
             terms = []
+            # Rail-only: what goes to another server's GPU on another rail crosses the scale-up
+            # fabric once more (to the GPU on that rail), and pays one more scale-up step.
+            cross_rail = (n - r) / n * (fabric.rails - 1) / fabric.rails if m > 1 else 0.0
             if r > 1:
-                terms.append(_up_term(fabric, (r - 1) / n, ring_eff))
+                terms.append(_up_term(fabric, (r - 1) / n + cross_rail, ring_eff))
             if m > 1:
                 terms.append(_out_term(fabric, (n - r) / n))
-            terms += _boundary_terms(lay, lambda b, rx: rx * (n - rx) / n)
+            terms += _boundary_terms(lay, lambda b, rx: rx * (n - rx) / n, uniform=True)
             lat = {p: cal.BASE_LATENCY["ring"][p]
                    + (cal.NET_STEP_LATENCY["ring"][p] if m > 1 else cal.SCALE_UP_STEP_LATENCY[p])
+                   + (cal.SCALE_UP_STEP_LATENCY[p] if cross_rail else 0.0)
                    for p in ("LL", "Simple")}
             return [Phase(terms, lat)]
         steps = {"allreduce": 2 * (n - 1), "broadcast": n - 1}.get(op, n - 1)
@@ -264,7 +271,8 @@ def lower_bound(fabric: Fabric, op: str, lay: Layout, in_network: bool) -> tuple
 
     worst = gpu / (gpu_cap * 1e9) if gpu_cap > 0 else math.inf
     for b, rx, c in lay.crossings:
-        value = per_copy(rx) * c / (b.cap_raw * 1e9) if b.cap_raw > 0 else math.inf
+        cap = b.cap_raw * (1.0 if op == "alltoall" else b.neighbour_share)
+        value = per_copy(rx) * c / (cap * 1e9) if cap > 0 else math.inf
         worst = max(worst, value)
     return worst
 

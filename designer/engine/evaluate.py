@@ -11,11 +11,13 @@ from designer.engine import training as train
 from designer.engine import workloads
 from designer.engine.network import build_fabric, network_summary
 from designer.engine.result import Result
+from designer.engine.shapes import classify as classify_shape
 from designer.engine.sections import (
     Bottleneck,
     BoundaryCut,
     CollectiveRow,
     DesignInfo,
+    FabricShape,
     GpuTime,
     MemoryPerGpu,
     Network,
@@ -78,7 +80,8 @@ def performance(design: Design, catalog: Catalog, workload: dict | None, copies:
     """The network, collectives, training and utilization sections."""
     workload = workload if workload is not None else (design.settings.get("workload") or {})
     fabric = build_fabric(design, catalog, copies, chains, link_copies)
-    network = _network(network_summary(fabric))
+    shape = classify_shape(fabric)
+    network = _network(network_summary(fabric), shape)
     if fabric.rep is None:
         return network, (), Training(fits=False, why="the design has no accelerators"), Utilization(gpus=(), phases=())
     spec = dict(workload.get("collective") or {})
@@ -119,7 +122,7 @@ def training_model(tspec: dict, accelerators: int) -> dict:
 # The network, collective and training computations work in plain dicts (their search loops and
 # tests read them so); these type them for the Result, field for key.
 
-def _network(summary: dict) -> Network:
+def _network(summary: dict, shape: FabricShape | None) -> Network:
     if not summary["tiers"]:
         return Network(accelerators=0, scale_up=None, scale_out=None, diameter_hops=None, boundaries=())
     up, out = summary["tiers"]["scale-up"], summary["tiers"]["scale-out"]
@@ -130,6 +133,7 @@ def _network(summary: dict) -> Network:
             SwitchLevel(**level) for level in out["oversubscription"])}),
         diameter_hops=summary["diameter_hops"],
         boundaries=tuple(BoundaryCut(**boundary) for boundary in summary["boundaries"]),
+        shape=shape,
     )
 
 

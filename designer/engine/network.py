@@ -85,6 +85,9 @@ class Boundary:
     per_copy: np.ndarray  # physical instances of each per copy
     cap_raw: float = 0.0
     cap_eff: float = 0.0
+    # The share of the cut a collective's neighbour traffic (a ring's, a tree's) can use; below 1
+    # between dragonfly groups, whose direct links to one neighbour are a fraction of the cut.
+    neighbour_share: float = 1.0
 
 
 @dataclass
@@ -110,6 +113,8 @@ class Fabric:
     torus_dims: tuple = ()
     torus_link_cap: float = 0.0
     torus_links: tuple = ()  # every scale-up link: a torus collective loads them all alike
+    rails: int = 1  # above 1: a server's NICs reach separate fabrics joined only over scale-up links
+    bisection_cap: float | None = None  # a limit the boundaries do not show (a dragonfly's, engine.shapes)
 
     # -- helpers -----------------------------------------------------------------------------
     def boundary_for(self, n: int, stride: int = 1) -> list[tuple[Boundary, int]]:
@@ -626,6 +631,8 @@ def network_summary(fabric: Fabric) -> dict:
         scale_out_bisection = value if scale_out_bisection is None else min(scale_out_bisection, value)
     if scale_out_bisection is not None and fabric.out_raw:
         scale_out_bisection = min(scale_out_bisection, fabric.total_accelerators / 2 * fabric.out_raw)
+    if scale_out_bisection is not None and fabric.bisection_cap is not None:
+        scale_out_bisection = min(scale_out_bisection, fabric.bisection_cap)
     if fabric.torus_dims:
         k = max(fabric.torus_dims)
         up_bisection = 2 * fabric.total_accelerators / k * fabric.torus_link_cap * 2

@@ -241,21 +241,85 @@ class BoundaryCut:
 
 
 @dataclass(frozen=True, slots=True)
+class Routing:
+    """What one routing lets a dragonfly group send over its global links (GB/s per direction out
+    of one group): under uniform all-to-all traffic, and to one neighbouring group (a ring's)."""
+
+    alltoall_gb_per_s: float
+    neighbour_gb_per_s: float
+
+    def as_dict(self) -> dict:
+        return {"alltoall_gb_per_s": self.alltoall_gb_per_s, "neighbour_gb_per_s": self.neighbour_gb_per_s}
+
+
+@dataclass(frozen=True, slots=True)
+class Dragonfly:
+    """A dragonfly scale-out fabric: groups, switches per group, each group's global links and
+    their bandwidth (GB/s), a switch's local links, the bisection under minimal routing, what
+    minimal and Valiant routing give, and which one the collectives use for each pattern."""
+
+    groups: int
+    switches_per_group: int
+    global_links_per_group: int
+    global_gb_per_s_per_group: float
+    local_gb_per_s_per_switch: float
+    bisection_gb_per_s: float
+    minimal: Routing
+    valiant: Routing
+    routing: str
+
+    def as_dict(self) -> dict:
+        return {"groups": self.groups, "switches_per_group": self.switches_per_group,
+                "global_links_per_group": self.global_links_per_group,
+                "global_gb_per_s_per_group": self.global_gb_per_s_per_group,
+                "local_gb_per_s_per_switch": self.local_gb_per_s_per_switch,
+                "bisection_gb_per_s": self.bisection_gb_per_s, "minimal": self.minimal.as_dict(),
+                "valiant": self.valiant.as_dict(), "routing": self.routing}
+
+
+@dataclass(frozen=True, slots=True)
+class FabricShape:
+    """The scale-out fabric's shape where it is not a plain tree: `kind` is "dragonfly", "rail-only"
+    (a server's NICs reach separate fabrics that meet only over the scale-up links: traffic between
+    rails pays a scale-up hop) or "multi-plane" (each NIC's ports reach separate planes, whose
+    bandwidth adds up); `rails` and `planes` count them, `plane_injection_gb_per_s` is one plane's
+    share of an accelerator's injection."""
+
+    kind: str
+    rails: int = 1
+    planes: int = 1
+    plane_injection_gb_per_s: float | None = None
+    dragonfly: Dragonfly | None = None
+
+    def as_dict(self) -> dict:
+        out = {"kind": self.kind, "rails": self.rails, "planes": self.planes,
+               "plane_injection_gb_per_s": self.plane_injection_gb_per_s}
+        if self.dragonfly is not None:
+            out["dragonfly"] = self.dragonfly.as_dict()
+        return out
+
+
+@dataclass(frozen=True, slots=True)
 class Network:
-    """Network figures. A design without accelerators has none: both tiers are None."""
+    """Network figures. A design without accelerators has none: both tiers are None. `shape` is
+    set for a dragonfly, rail-only or multi-plane fabric (None: a tree, a torus or no fabric)."""
 
     accelerators: int
     scale_up: ScaleUpTier | None
     scale_out: ScaleOutTier | None
     diameter_hops: float | None
     boundaries: tuple[BoundaryCut, ...]
+    shape: FabricShape | None = None
 
     def as_dict(self) -> dict:
         if self.scale_up is None:
             return {"tiers": {}, "boundaries": [], "note": "no accelerators"}
-        return {"accelerators": self.accelerators,
-                "tiers": {"scale-up": self.scale_up.as_dict(), "scale-out": self.scale_out.as_dict()},
-                "diameter_hops": self.diameter_hops, "boundaries": [b.as_dict() for b in self.boundaries]}
+        out = {"accelerators": self.accelerators,
+               "tiers": {"scale-up": self.scale_up.as_dict(), "scale-out": self.scale_out.as_dict()},
+               "diameter_hops": self.diameter_hops, "boundaries": [b.as_dict() for b in self.boundaries]}
+        if self.shape is not None:
+            out["shape"] = self.shape.as_dict()
+        return out
 
 
 # -- collectives ------------------------------------------------------------------------------

@@ -71,6 +71,7 @@ def performance_rows(result: Result) -> list[tuple[str, Any, str]]:
             for level in out.oversubscription:
                 if level.oversubscription is not None:
                     rows.append((f"Oversubscription at {level.name}", level.oversubscription, ":1"))
+            rows += _shape_rows(network.shape)
         if network.diameter_hops is not None:
             rows.append(("Diameter", network.diameter_hops, "hops"))
     for row in result.collectives:
@@ -93,6 +94,28 @@ def performance_rows(result: Result) -> list[tuple[str, Any, str]]:
             rows.append(("Training timed", "no: accelerators not all connected", ""))
         else:
             rows.append(("Training fits in memory", "no", ""))
+    return rows
+
+
+def _shape_rows(shape) -> list[tuple[str, Any, str]]:
+    """The fabric's shape where it is not a tree (rows only for such a fabric)."""
+    if shape is None:
+        return []
+    rows: list[tuple[str, Any, str]] = [("Scale-out fabric", shape.kind, "")]
+    if shape.kind == "rail-only":
+        rows.append(("Rails (joined only over scale-up)", shape.rails, "count"))
+    if shape.planes > 1:
+        rows.append(("Fabric planes", shape.planes, "count"))
+        rows.append(("Scale-out bandwidth per accelerator per plane", shape.plane_injection_gb_per_s, "GB/s"))
+    dragonfly = shape.dragonfly
+    if dragonfly is not None:
+        rows += [
+            ("Dragonfly groups", dragonfly.groups, "count"),
+            ("Global bandwidth per group", dragonfly.global_gb_per_s_per_group, "GB/s"),
+            ("Global bandwidth to one other group (minimal)", dragonfly.minimal.neighbour_gb_per_s, "GB/s"),
+            ("Global bandwidth per group (Valiant)", dragonfly.valiant.alltoall_gb_per_s, "GB/s"),
+            ("Dragonfly routing", dragonfly.routing, ""),
+        ]
     return rows
 
 

@@ -188,12 +188,16 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
     return result
 
 
+MAX_AUTO_TP = 72  # the largest tensor-parallel group the auto plan tries: a GB200 NVL72 domain
+
+
 def plan_candidates(accelerators: int, domain_size: int, model: dict):
-    """The plans the auto search times: tp within the scale-up domain, pp dividing the rest."""
+    """The plans the auto search times: tp dividing the scale-up domain (so tp groups tile the
+    domains; up to the 72 GPUs of a GB200 NVL72), pp dividing the rest."""
     N = accelerators
     B, L, heads = model["global_batch"], model["layers"], model["heads"]
     g = max(1, domain_size)
-    tps = [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= g and heads % t == 0 and N % t == 0]
+    tps = [t for t in _divisors(g) if t <= MAX_AUTO_TP and heads % t == 0 and N % t == 0]
     for tp in tps:
         rest = N // tp
         pps = [p for p in _divisors(rest) if p <= L]

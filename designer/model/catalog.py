@@ -86,9 +86,11 @@ _FIELDS: dict[str, dict[str, dict]] = {
         "host_lanes": _count(1, 4096), "power_w": _figure(1e5, "W"), "achieved_gb_per_s": _figure(1e5, "GB/s"),
     },
     "switch": {
-        "ports": _count(1, 4096), "port_lanes": _count(1, 1024), "port_gbps": _figure(1e6, "Gb/s"), "media": _MEDIA,
+        "ports": _count(1, 1_000_000), "port_lanes": _count(1, 1024), "port_gbps": _figure(1e6, "Gb/s"),
+        "media": _MEDIA,
         "bandwidth_tb_per_s": _figure(1e5, "TB/s"), "height_u": _figure(100, "U"), "power_w": _figure(1e6, "W"),
         "latency_ns": _figure(1e9, "ns"), "in_network_reduction": {"enum": ["nvls", "sharp"]},
+        "circuit": {"type": "boolean"},
     },
     "server": {
         "height_u": _figure(100, "U"), "system_power_w": _figure(1e7, "W"),

@@ -117,8 +117,9 @@ def _switch_ports(design: Design, catalog: Catalog, copies: dict | None = None) 
             continue
         ports = int(part.number("ports"))
         if item.kind == "nic":
-            # A NIC's host link does not take a network port.
-            links = [l for l in by_item.get(item.id, []) if _network_medium(catalog, l.medium, network)]
+            # A NIC's host link (PCIe, or its declared host medium) does not take a network port.
+            links = [l for l in by_item.get(item.id, []) if _network_medium(catalog, l.medium, network)
+                     and l.medium != part.get("host_medium")]
         else:
             links = by_item.get(item.id, [])
         # ports_used(design, item.id, catalog, links, copies), with the part already at hand

@@ -373,21 +373,29 @@ def tencent_hcc_h800(catalog: Catalog) -> Design:
 
 
 def frontier_mi250x(catalog: Catalog) -> Design:
-    d = generate("fat-tree", catalog, platform="mi250x-node", nic="cx7-ndr", nics_per_node=2, nodes=9250,
-                 switch="qm9700", rack="rack-48u", servers_per_rack=10)
+    d = generate("dragonfly", catalog, platform="mi250x-node", nic="slingshot-11-cassini", nodes=9408,
+                 switch="slingshot-rosetta", global_ports_per_switch=16, links_per_pair=4)
     return _describe(
-        d, "Frontier (reference, 37,000 MI250X)",
-        """ORNL's Frontier exascale system as a reference point: 9,250 nodes of 4 AMD Instinct
-        MI250X (37,000 GPUs) on Infinity Fabric inside the node.""",
-        """Public figures (docs/reference-clusters.md, row 17): about 37,000 MI250X (Frontier has 37,888, in
-        9,472 nodes).""",
-        """Assumptions: the seed's round 37,000 is used (9,250 nodes). Frontier's HPE Slingshot
-        dragonfly network and its EPYC host CPU are not catalogued: the network is a stand-in, a
-        non-blocking three-tier fat tree of Quantum-2 QM9700 with 2 × 400 Gb/s NDR per node, the
-        same 800 Gb/s per node as Frontier's 4 × 200 Gb/s Slingshot NICs. Node height (1U) and
-        power (the GPUs' only, 2.24 kW) are catalogue assumptions; 10 nodes per 48U rack. Frontier's
-        real cabinets hold 128 nodes each. The ConnectX-7 is a PCIe Gen5 card running at Gen4 x16 beside
-        the MI250X.""")
+        d, "Frontier (HPE Slingshot dragonfly, 37,632 MI250X)",
+        """ORNL's Frontier exascale system: 9,408 HPE Cray EX235a nodes of 4 AMD Instinct MI250X
+        (37,632 GPUs) on Infinity Fabric inside the node, joined by an HPE Slingshot 11 dragonfly.""",
+        """Public figures (docs/reference-clusters.md, row 17; glennklockwood.com/garden/systems/frontier;
+        HPCwire, May 2022): 9,408 nodes and 37,632 MI250X in 74 cabinets; 4 Slingshot 11 NICs
+        (200 Gb/s, Cassini) per node; each cabinet is one dragonfly group of 128 nodes under 32
+        Rosetta switches (64 x 200G: 16 ports to NICs, 31 to the other switches of the group, up
+        to 16 to other groups), with 4 global links between every two groups. 9,408 nodes fill 73
+        cabinets and half of the 74th, so the last group is a partial group of 64 nodes under 16
+        switches. Sources of the parts: De Sensi et al., "An In-Depth Analysis of the Slingshot
+        Interconnect", SC20; docs/hardware.md (HPE Slingshot).""",
+        """Assumptions: a node's 4 NICs go to one switch (4 nodes per switch); Frontier spreads a
+        blade's NICs over the switches of its chassis, which the engine's per-group figures do not
+        see. The partial group keeps 4 global links to every other group as far as its 16 switches'
+        global ports allow (272 of 292). The global links are drawn to one pass-through bundle
+        (dragonfly-global-links), so the bill of materials counts each global cable twice.
+        Frontier's EPYC host CPU is not catalogued; node height (1U) and power (the GPUs' only,
+        2.24 kW) are catalogue assumptions, and the nodes are not drawn in racks (a Cray EX
+        cabinet is a dragonfly group). The Cassini NIC is taken as PCIe Gen4 x16 beside the
+        MI250X.""")
 
 
 def cerebras_cg1(catalog: Catalog) -> Design:

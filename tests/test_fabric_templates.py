@@ -1,0 +1,208 @@
+"""The dragonfly, rail-only, multi-plane and nvl72 templates and the engine's handling of them
+(issue 13): each builds, lints clean and evaluates; each accepts its largest size by its formula
+and refuses the next; the engine's figures follow each fabric's shape."""
+
+import math
+
+import pytest
+
+from designer.engine import calibration as cal
+from designer.engine import collectives as coll
+from designer.engine import evaluate
+from designer.engine.network import SCALE_UP, build_fabric
+from designer.engine.shapes import classify
+from designer.engine.training import plan_candidates
+from designer.model import lint, load_catalog
+from designer.topologies import TopologyError, generate
+
+NEW_TEMPLATES = ("dragonfly", "rail-only", "multi-plane", "nvl72")
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog(include_user=False)
+
+
+def errors(design, catalog):
+    return [f.message for f in lint(design, catalog) if f.severity == "error"]
+
+
+def alltoall(design, catalog, size="8G"):
+    result = evaluate(design, catalog, {"collective": {"op": "alltoall", "sizes": [size]}})
+    return next(row for row in result.collectives if row.algorithm == "auto"), result
+
+
+@pytest.mark.parametrize("template", NEW_TEMPLATES)
+def test_template_builds_lints_clean_and_evaluates(catalog, template):
+    design = generate(template, catalog)
+    assert design.settings["template"]["name"] == template
+    assert errors(design, catalog) == []
+    result = evaluate(design, catalog, {"training": {"model": "llama2-70b"}})
+    assert all(row.time_s is not None for row in result.collectives), template
+    assert result.training.step_time_s is not None, result.training.why
+
+
+# --- size boundaries, by each template's formula --------------------------------------------------
+
+def test_dragonfly_size_boundary(catalog):
+    # Rosetta (64 ports), 4 NICs per node: a = 64/2 = 32 switches per group, p = (64/4)/4 = 4
+    # nodes per switch, h = 64 − 16 − 31 = 17 global ports; at most a·h + 1 = 545 groups.
+    a, p, h = 32, 4, 17
+    most = (a * h + 1) * a * p
+    assert most == 69_760
+    design = generate("dragonfly", catalog, nodes=most)
+    assert design.items["groups"].count == a * h + 1
+    assert errors(design, catalog) == []
+    with pytest.raises(TopologyError, match="69,760 servers is the most a dragonfly .* needs 69,761"):
+        generate("dragonfly", catalog, nodes=most + 1)
+
+
+def test_dragonfly_partial_group_is_one_more_group(catalog):
+    design = generate("dragonfly", catalog, nodes=9408, links_per_pair=4)
+    assert design.items["groups"].count == 73
+    assert design.items["partial"].count == 1
+    result = evaluate(design, catalog)
+    assert result.network.accelerators == 9408 * 4
+    assert result.network.shape.dragonfly.groups == 74
+
+
+def test_rail_only_size_boundary(catalog):
+    # One QM9700 (64 ports) per rail up to 64 servers; then two tiers per rail: 64 leaves of 32
+    # servers under 32 spines, 64 × 32 = 2,048 servers.
+    one = generate("rail-only", catalog, nodes=64)
+    assert not any(one.items[l.a].kind == "switch" and one.items[l.b].kind == "switch" for l in one.links.values())
+    two = generate("rail-only", catalog, nodes=65)
+    assert any(two.items[l.a].kind == "switch" and two.items[l.b].kind == "switch" for l in two.links.values())
+    most = 64 * 32
+    assert errors(generate("rail-only", catalog, nodes=most), catalog) == []
+    with pytest.raises(TopologyError, match="2,048 servers is the most a rail .* needs 2,049"):
+        generate("rail-only", catalog, nodes=most + 1)
+
+
+def test_multi_plane_size_boundary(catalog):
+    # 128-port switches, 8 rails: a plane's spine reaches every leaf, so 128 / 8 = 16 units of 64.
+    most = 128 // 8 * 64
+    assert errors(generate("multi-plane", catalog, nodes=most), catalog) == []
+    with pytest.raises(TopologyError, match="1,024 servers is the most a two-tier plane .* needs 1,025"):
+        generate("multi-plane", catalog, nodes=most + 1)
+
+
+def test_nvl72_size_boundary(catalog):
+    # 128-port switches, three tiers: a rail's spines take 64 units of 64 racks.
+    most = 128 // 2 * 64
+    design = generate("nvl72", catalog, nodes=most)
+    assert errors(design, catalog) == []
+    with pytest.raises(TopologyError, match="4,096 racks is the most .* needs 4,097"):
+        generate("nvl72", catalog, nodes=most + 1)
+    with pytest.raises(TopologyError, match="72 rails need switches of at least 72 ports"):
+        generate("nvl72", catalog, nodes=2, switch="qm9700", nic="cx7-400gbe-gb200")
+
+
+# --- the engine on each fabric --------------------------------------------------------------------
+
+def small_dragonfly(catalog):
+    """5 groups of 4 switches, one 4-GPU node per switch, 1 global link between every two groups:
+    each group has 4 global links of 25 GB/s, 100 GB/s out of a group."""
+    return generate("dragonfly", catalog, nodes=20, nodes_per_switch=1, switches_per_group=4,
+                    global_ports_per_switch=2, links_per_pair=1)
+
+
+def test_dragonfly_alltoall_is_limited_by_the_global_links(catalog):
+    row, result = alltoall(small_dragonfly(catalog), catalog)
+    n, per_group, global_cut = 80, 16, 4 * 25.0
+    # Minimal routing: a group sends per_group × (n − per_group) / n of the message out over all
+    # its global links.
+    seconds_per_byte = per_group * (n - per_group) / n / (global_cut * cal.NET_EFFICIENCY * 1e9)
+    expected_busbw = 1 / seconds_per_byte / 1e9 * (n - 1) / n
+    assert math.isclose(row.busbw_gb_per_s, expected_busbw, rel_tol=0.01)
+    assert row.bottleneck.where == "group 5 groups"
+    assert row.bottleneck.link.endswith("--global")
+    shape = result.network.shape
+    assert shape.kind == "dragonfly"
+    figures = shape.dragonfly
+    assert (figures.groups, figures.switches_per_group, figures.global_links_per_group) == (5, 4, 4)
+    assert figures.minimal.alltoall_gb_per_s == global_cut
+    assert figures.minimal.neighbour_gb_per_s == global_cut / 4  # links to one of 4 other groups
+    assert figures.valiant.alltoall_gb_per_s == figures.valiant.neighbour_gb_per_s == global_cut / 2
+    assert figures.bisection_gb_per_s == 5 * 5 / 4 * global_cut / 4
+    assert result.network.scale_out.bisection_gb_per_s == figures.bisection_gb_per_s
+
+
+def test_dragonfly_large_ring_takes_half_the_global_links_valiant(catalog):
+    # 5 groups of 8 switches, 1 global link per switch, 1 between every two groups: 100 GB/s of
+    # global links out of a group, 175 GB/s of local links out of a switch.
+    design = generate("dragonfly", catalog, nodes=40, nodes_per_switch=1, switches_per_group=8,
+                      global_ports_per_switch=1, links_per_pair=1)
+    result = evaluate(design, catalog, {"collective": {"op": "allreduce", "sizes": ["8G"], "algorithm": "ring"}})
+    row = next(r for r in result.collectives if r.algorithm == "ring")
+    assert row.bottleneck.where == "group 5 groups"
+    # The ring crosses each group boundary with its whole message; Valiant spreads it over half
+    # the group's 100 GB/s of global links (minimal would have only the 25 GB/s to one neighbour).
+    assert math.isclose(row.busbw_gb_per_s, 50 * cal.NET_EFFICIENCY, rel_tol=0.02)
+    assert "Valiant for rings" in result.network.shape.dragonfly.routing
+
+
+def test_rail_only_cross_rail_traffic_pays_the_scale_up_hop(catalog):
+    def alltoall_up_traffic(design):
+        fabric = build_fabric(design, catalog)
+        shape = classify(fabric)
+        n = fabric.total_accelerators
+        (phase,) = coll.phases(fabric, "alltoall", "ring", coll.layout(fabric, n))
+        up = next(t for t in phase.terms if t.tier == SCALE_UP)
+        return shape, up.traffic, n
+
+    shape, traffic, n = alltoall_up_traffic(generate("rail-only", catalog, nodes=16))
+    assert (shape.kind, shape.rails) == ("rail-only", 8)
+    r = 8
+    assert math.isclose(traffic, (r - 1) / n + (n - r) / n * 7 / 8)
+    # The same servers on a rail-optimized fat tree (a spine joins the rails) send cross-rail
+    # traffic through the spine instead.
+    shape, traffic, n = alltoall_up_traffic(generate("rail-fat-tree", catalog, nodes=16))
+    assert shape is None
+    assert math.isclose(traffic, (r - 1) / n)
+
+
+def test_multi_plane_aggregates_the_planes_bandwidth(catalog):
+    two, result = alltoall(generate("multi-plane", catalog, nodes=64), catalog)
+    one, single = alltoall(generate("multi-plane", catalog, nodes=64, planes=1), catalog)
+    assert result.network.shape.kind == "multi-plane"
+    assert result.network.shape.planes == 2
+    assert single.network.shape is None
+    assert result.network.scale_out.injection_gb_per_s == 2 * single.network.scale_out.injection_gb_per_s
+    assert result.network.shape.plane_injection_gb_per_s == single.network.scale_out.injection_gb_per_s
+    assert math.isclose(two.busbw_gb_per_s, 2 * one.busbw_gb_per_s, rel_tol=0.02)
+
+
+def test_nvl72_domain_is_72_and_the_auto_plan_uses_it(catalog):
+    result = evaluate(generate("nvl72", catalog, nodes=512), catalog, {"training": {"model": "gpt3-175b"}})
+    assert result.network.scale_up.domain_accelerators == 72
+    assert result.network.scale_up.domains == 512
+    assert result.training.plan.tp > 8
+    assert 72 % result.training.plan.tp == 0
+
+
+def test_auto_plan_tp_tiles_the_domain_up_to_72():
+    model = {"global_batch": 4096, "layers": 96, "heads": 144}
+    tps = {plan["tp"] for plan in plan_candidates(72 * 8, 72, model)}
+    assert tps == {1, 2, 3, 4, 6, 8, 9, 12, 18, 24, 36, 72}
+    # An 8-GPU domain keeps the powers of two it always had.
+    assert {plan["tp"] for plan in plan_candidates(64, 8, {**model, "heads": 64})} == {1, 2, 4, 8}
+
+
+def test_existing_shapes_are_not_mistaken(catalog):
+    for template in ("rail-fat-tree", "fat-tree"):
+        fabric = build_fabric(generate(template, catalog, nodes=64), catalog)
+        assert classify(fabric) is None, template
+
+
+def test_summary_rows_name_the_fabric_shape(catalog):
+    from designer.engine.summary import performance_rows
+
+    design = generate("dragonfly", catalog, nodes=9408, links_per_pair=4)
+    rows = {label: value for label, value, _ in performance_rows(evaluate(design, catalog))}
+    assert rows["Scale-out fabric"] == "dragonfly"
+    assert rows["Dragonfly groups"] == 74
+    assert rows["Global bandwidth per group"] == 73 * 4 * 25
+    assert rows["Global bandwidth per group (Valiant)"] == 73 * 4 * 25 / 2
+    plain = {label for label, _, _ in performance_rows(evaluate(generate("rail-fat-tree", catalog), catalog))}
+    assert "Scale-out fabric" not in plain
