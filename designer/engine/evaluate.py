@@ -75,7 +75,8 @@ def evaluate(design: Design, catalog: Catalog | None = None, workload: dict | No
         goodput=gp.goodput(design, catalog, copies, inventory, bom, training),
     )
     if design.settings.get("failures"):
-        result = replace(result, degraded=fail.degraded(design, catalog, workload, result, evaluate))
+        model = training_model(training_spec, accelerators)
+        result = replace(result, degraded=fail.degraded(design, catalog, workload, result, evaluate, model))
     return replace(result, seconds=time.perf_counter() - started)
 
 

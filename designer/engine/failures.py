@@ -349,21 +349,17 @@ def comparisons(healthy: Result, degraded: Result) -> tuple[Comparison, ...]:
     return tuple(Comparison(name, unit, h, d) for name, unit, h, d in rows)
 
 
-def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, evaluate) -> Degraded:
+def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, evaluate, model: dict) -> Degraded:
     """Evaluate the design with its failures (`settings["failures"]`) applied, next to `healthy`.
-    `evaluate` is the engine's entry point (passed in: it calls this module)."""
+    `evaluate` is the engine's entry point (passed in: it calls this module); `model` the healthy
+    job's model, kept (a preset sized to the design would change with its size)."""
     failures = failures_of(design)
     texts = tuple(f.text() for f in failures)
     try:
         broken, cut_off, note = degraded_design(design, catalog, failures)
     except DesignError as exc:
         return Degraded(texts, healthy.network.accelerators, 0, (), None, why=str(exc))
-    training = dict(workload.get("training") or {})
-    # The same model as the healthy job: a preset sized to the design would change with its size.
-    if healthy.training.parameters and not training.get("model"):
-        from designer.engine.evaluate import training_model
-
-        training["model"] = training_model(training, healthy.network.accelerators or 1)
+    training = {**(workload.get("training") or {}), "model": model}
     result = evaluate(broken, catalog, {**workload, "training": training})
     plan_note = None
     if training.get("plan") not in (None, "auto") and not result.training.timed:
