@@ -18,6 +18,7 @@ from designer.canvas.items import LinkItem, NodeItem, common_ancestor, link_line
 from designer.canvas.jobs import SlicedJobs
 from designer.document.document import Change, Document
 from designer.engine import views
+from designer.engine.failures import BlastRadius, blast_radius, failed_targets
 from designer.model.design import Design, Item
 from designer.model.edits import outermost
 
@@ -67,6 +68,8 @@ class DesignScene(QGraphicsScene):
         self._stage.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
         self._staged: list[tuple[Any, Any]] = []
         self._pending_selection: list[str] = []  # chosen while a sliced build runs; selected when it ends
+        self.failed: set[str] = set()  # items and links marked failed (settings["failures"]), drawn struck through
+        self._blast: dict[str, BlastRadius] = {}  # blast radius by item, until the design changes
         document.changed.connect(self.on_changed)
         self.selectionChanged.connect(self._on_selection_look)
         self.rebuild()
@@ -148,6 +151,8 @@ class DesignScene(QGraphicsScene):
     def _create_node(self, item: Item) -> NodeItem:
         node = NodeItem(item.id, item.kind, item.label, self._short_part(item), item.count)
         node.setPos(item.x, item.y)
+        if item.id in self.failed:
+            node.set_failed(True)
         if not self.detail:
             node.set_text_visible(False)
         self.nodes[item.id] = node
@@ -216,10 +221,14 @@ class DesignScene(QGraphicsScene):
         item.lanes = link.lanes
         item.utilization = self.utilization.get(link.id)
         item.bottleneck = link.id == self.bottleneck
+        item.failed = link.id in self.failed
         item.restyle()
 
     # --- mirroring document changes ------------------------------------------------------------
     def on_changed(self, change: Change) -> None:
+        self._blast = {}
+        if change.reset or "failures" in change.settings_changed:
+            self.show_failures()
         big = (len(change.items_added) + len(change.links_added) > MIRROR_IN_ONE_GO
                or len(change.items_removed) + len(change.links_removed) > MIRROR_IN_ONE_GO)
         if change.reset or self.building or big:
@@ -560,6 +569,28 @@ class DesignScene(QGraphicsScene):
                 rect = rect.united(node.sceneBoundingRect())
         return rect
 
+    # --- failure what-if -------------------------------------------------------------------------
+    def show_failures(self) -> None:
+        """Strike through what the design marks failed, and restore what it no longer does."""
+        failed = failed_targets(self.design)
+        for target in failed ^ self.failed:
+            on = target in failed
+            node = self.nodes.get(target)
+            if node is not None:
+                node.set_failed(on)
+            link = self.link_items.get(target)
+            if link is not None:
+                link.failed = on
+                link.restyle()
+        self.failed = failed
+
+    def blast_radius(self, item_id: str) -> BlastRadius:
+        """What failing one copy of an item would do (cached until the design changes)."""
+        hit = self._blast.get(item_id)
+        if hit is None:
+            hit = self._blast[item_id] = blast_radius(self.design, item_id)
+        return hit
+
     # --- tooltips ---------------------------------------------------------------------------------
     def helpEvent(self, event) -> None:
         """Tooltips are computed when asked for, not stored on 20,000 items."""
@@ -584,7 +615,8 @@ class DesignScene(QGraphicsScene):
         return self._node_tooltip(element_id)
 
     def _node_tooltip(self, item_id: str) -> str:
-        return tooltips.node_tooltip(self.design.items[item_id], self.document.catalog)
+        return tooltips.node_tooltip(self.design.items[item_id], self.document.catalog,
+                                     self.blast_radius(item_id), item_id in self.failed)
 
     def _link_tooltip(self, link_id: str) -> str:
         return tooltips.link_tooltip(self.design.links[link_id], self.design, self.document.catalog,

@@ -368,3 +368,96 @@ def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, 
     plan = result.training.plan if isinstance(result.training.plan, Plan | str) else None
     why = "; ".join(filter(None, (note, plan_note))) or None
     return Degraded(texts, result.network.accelerators, cut_off, comparisons(healthy, result), plan, why=why)
+
+
+# -- blast radius -----------------------------------------------------------------------------
+
+# Above this many drawn items the connectivity check (one pass over the design) is skipped, so a
+# tooltip never stalls the canvas; what the item holds and what it serves are still counted.
+BLAST_CONNECTIVITY_MAX_ITEMS = 5_000
+
+
+@dataclass(frozen=True)
+class BlastRadius:
+    """What one failed copy of an item does: accelerators cut off (inside it, or left with no path
+    to the others) and accelerators that stay connected but lose bandwidth (those it serves: what
+    a switch reaches going down towards the accelerators). `checked` is False when the design was
+    too big to check connectivity."""
+
+    cut_off: int
+    slowed: int
+    checked: bool = True
+
+    def text(self) -> str:
+        out = f"{self.cut_off:,} accelerator{'s' if self.cut_off != 1 else ''} cut off, {self.slowed:,} slowed"
+        return out if self.checked else out + " (connectivity not checked: design too big)"
+
+
+def blast_radius(design: Design, item_id: str) -> BlastRadius:
+    items = design.items
+    chains = design.chains()
+    mult: dict[str, int] = {}
+
+    def multiplicity(i: str) -> int:
+        hit = mult.get(i)
+        if hit is None:
+            hit = mult[i] = items[i].count * (multiplicity(items[i].parent) if items[i].parent else 1)
+        return hit
+
+    def per_copy(accelerator: str) -> int:
+        """Copies of an accelerator that share one copy of the failed item's surroundings."""
+        common = next((c for c in chains[accelerator] if c in chains[item_id]), None)
+        return multiplicity(accelerator) // (multiplicity(common) if common else 1)
+
+    own = multiplicity(item_id)
+    inside = {i for i, chain in chains.items() if item_id in chain}
+    cut = sum(multiplicity(i) for i in inside if items[i].kind == "accelerator") // own
+    checked = len(items) <= BLAST_CONNECTIVITY_MAX_ITEMS
+    if checked:
+        healthy = components(design)
+        total = sum(size * islands for size, islands, _ in healthy)
+        if healthy and healthy[0][0] == total:
+            rest = Design(design.name, "", {i: it for i, it in items.items() if i not in inside},
+                          {k: l for k, l in design.links.items() if l.a not in inside and l.b not in inside})
+            left = components(rest)
+            lost = total - (left[0][0] if left else 0) - cut * own
+            outer = next((i for i in reversed(chains[item_id]) if items[i].count > 1), None)
+            holds_compute = outer is not None and any(
+                items[i].kind == "accelerator" and outer in chain for i, chain in chains.items())
+            if own == 1:
+                cut += lost
+            elif holds_compute:
+                cut += round(lost / own)
+            # Otherwise the item's copies are parallel paths (a spine of 16): one failing cuts nothing.
+    # Served: going down from the item towards the accelerators (fewer hops to one at each step).
+    neighbours: dict[str, set[str]] = {}
+    for link in design.links.values():
+        neighbours.setdefault(link.a, set()).add(link.b)
+        neighbours.setdefault(link.b, set()).add(link.a)
+    level = {i: 0 for i, it in items.items() if it.kind == "accelerator"}
+    frontier = list(level)
+    while frontier:
+        nxt = []
+        for node in frontier:
+            for other in neighbours.get(node, ()):
+                if other not in level:
+                    level[other] = level[node] + 1
+                    nxt.append(other)
+        frontier = nxt
+    served: set[str] = set()
+    starts = [i for i in inside if i in level and items[i].kind != "accelerator"]
+    stack = list(starts)
+    seen = set(stack)
+    while stack:
+        node = stack.pop()
+        for other in neighbours.get(node, ()):
+            if other in seen or level.get(other, 1 << 30) >= level[node]:
+                continue
+            seen.add(other)
+            if items[other].kind == "accelerator":
+                served.add(other)
+            else:
+                stack.append(other)
+    slowed = max(0, sum(per_copy(a) for a in served if a not in inside) - (cut - sum(
+        multiplicity(i) for i in inside if items[i].kind == "accelerator") // own))
+    return BlastRadius(cut, slowed, checked)

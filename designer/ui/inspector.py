@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (QSizePolicy, QComboBox, QFormLayout, QLabel, QLin
                                QTableWidgetItem, QVBoxLayout, QWidget, QAbstractItemView, QHeaderView)
 
 from designer.document.document import Document
+from designer.engine.failures import blast_radius, failed_targets
 from designer.model.edits import Edit
 from designer.model.part_change import check_part_change
 
@@ -133,6 +134,7 @@ class Inspector(QWidget):
                 self._show_figures(item.part)
             self._readonly("Position", f"{item.x:g}, {item.y:g}")
             self._readonly("Links", str(len(design.links_of(item.id))))
+            self._failure_rows(design, item.id)
         elif self.link_id:
             link = design.links[self.link_id]
             a, b = design.items[link.a], design.items[link.b]
@@ -181,6 +183,14 @@ class Inspector(QWidget):
         combo.activated.connect(lambda index: self._commit_link("match", choices[index]))
         self.form.addRow("Copies joined", combo)
         self.fields["match"] = combo
+
+    def _failure_rows(self, design, item_id: str) -> None:
+        """What failing one copy of the item would do, and whether a what-if marks it failed."""
+        self._readonly("Blast radius", blast_radius(design, item_id).text())
+        self.fields["blast_radius"] = self.form.itemAt(self.form.rowCount() - 1,
+                                                       QFormLayout.ItemRole.FieldRole).widget()
+        if item_id in failed_targets(design):
+            self._readonly("What-if", "Marked failed (right-click ▸ Restore)")
 
     def _readonly(self, label: str, text: str) -> None:
         value = QLabel(text)
