@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 
 from designer.engine.result import Result, rounded
 from designer.engine.sections import Comparison, Degraded, Network, Plan
+from designer.engine.workloads import WorkloadError
 from designer.model.catalog import Catalog
 from designer.model.design import Design, Link
 from designer.model.errors import DesignError
@@ -360,9 +361,14 @@ def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, 
     except DesignError as exc:
         return Degraded(texts, healthy.network.accelerators, 0, (), None, why=str(exc))
     training = {**(workload.get("training") or {}), "model": model}
-    result = evaluate(broken, catalog, {**workload, "training": training})
     plan_note = None
-    if training.get("plan") not in (None, "auto") and not result.training.timed:
+    try:
+        result = evaluate(broken, catalog, {**workload, "training": training})
+        fitted = result.training.timed or training.get("plan") in (None, "auto")
+    except WorkloadError:
+        fitted = False
+    if not fitted:
+        # A fixed plan sized for the healthy design: the best plan for what is left.
         result = evaluate(broken, catalog, {**workload, "training": {**training, "plan": "auto"}})
         plan_note = "the healthy plan no longer fits: the best plan that does"
     plan = result.training.plan if isinstance(result.training.plan, Plan | str) else None
