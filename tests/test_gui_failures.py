@@ -5,7 +5,7 @@ blast radius is in the tooltip and the inspector."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QPoint, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor, QContextMenuEvent
 from PySide6.QtWidgets import QApplication, QGraphicsLineItem
 
@@ -99,3 +99,24 @@ def test_blast_radius_in_tooltip_and_inspector(superpod):
     window.scene.select_ids(["su.node"])
     assert window.inspector.fields["blast_radius"].text() == "8 accelerators cut off, 0 slowed"
     assert "8 accelerators cut off" in window.scene.tooltip_for("su.node")
+
+
+def test_hot_spares_are_an_undoable_setting_whose_effect_shows(superpod, qtbot):
+    window = superpod
+    window.results.tabs.setCurrentWidget(window.results.goodput.page)
+    spin = window.results.goodput.spares
+    assert spin.value() == 3  # the example's 2 % of 128 servers
+    restart_with = window.last_result.goodput.restart_s
+    spin.setFocus()
+    spin.lineEdit().selectAll()
+    qtbot.keyClicks(spin.lineEdit(), "0")
+    qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
+    assert window.document.design.settings.get("spares") is None
+    assert window.document.undo_stack.undoText() == "Change hot spares"
+    assert window.scheduler.wait_idle(30_000)
+    qtbot.waitUntil(lambda: window.last_result.goodput.spares == 0, timeout=30_000)
+    assert window.last_result.goodput.restart_s > 10 * restart_with
+    window.act_undo.trigger()
+    assert window.document.design.settings["spares"] == 3
+    assert window.scheduler.wait_idle(30_000)
+    qtbot.waitUntil(lambda: spin.value() == 3, timeout=30_000)

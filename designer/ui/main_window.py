@@ -116,6 +116,8 @@ class MainWindow(QMainWindow):
         self.view.fileDropped.connect(self.open_path_interactive)
         self.results.findingActivated.connect(self.select_finding)
         self.results.workloadChanged.connect(self._on_workload)
+        self.results.sparesChanged.connect(
+            lambda spares: self.document.set_setting("spares", spares or None, "Change hot spares"))
         self.results.phaseChosen.connect(self._on_overlay_phase)
         self.palette.partActivated.connect(self.place_part)
 

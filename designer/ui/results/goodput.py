@@ -4,10 +4,10 @@ degraded design next to the healthy one with the difference."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QHeaderView, QLabel, QSpinBox, QTableWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget)
 
 from designer.canvas import colors
 from designer.engine.result import Result
@@ -51,14 +51,26 @@ def _fill(table: QTableWidget, rows: list[list[str]], tints: dict[tuple[int, int
             table.setItem(r, c, cell)
 
 
-class GoodputTab:
+class GoodputTab(QObject):
     title = "Goodput"
     subject = "Goodput"
+    sparesChanged = Signal(int)  # the user chose another number of hot spare servers
 
     def __init__(self) -> None:
+        super().__init__()
         host = QWidget()
         layout = QVBoxLayout(host)
         layout.setContentsMargins(0, 0, 0, 0)
+        form = QFormLayout()
+        self.spares = QSpinBox()
+        self.spares.setObjectName("goodputSpares")
+        self.spares.setRange(0, 1_000_000)
+        self.spares.setKeyboardTracking(False)
+        self.spares.setToolTip("Spare servers kept powered and ready: a failed server is swapped for one "
+                               "instead of waited for (saved with the design, undoable)")
+        self.spares.valueChanged.connect(self._spares_edited)
+        form.addRow("Hot spare servers", self.spares)
+        layout.addLayout(form)
         self.goodput_table = _table(["Goodput", "Value", "Unit"])
         layout.addWidget(self.goodput_table, 1)
         self.whatif_label = QLabel()
@@ -81,7 +93,6 @@ class GoodputTab:
         rows += [["Storage", g.storage or "none", ""], ["Checkpoint size", _figure(g.checkpoint_gb), "GB"],
                  ["Checkpoint write", _figure(g.checkpoint_write_s), "s"],
                  ["Checkpoint interval (Young/Daly)", _figure(g.checkpoint_interval_s), "s"],
-                 ["Hot spare servers", f"{g.spares:,}", ""],
                  ["Chance a spare is free", _figure(g.spare_found), ""],
                  ["Restart and recovery per interruption", _figure(g.restart_s), "s"],
                  ["Effective training time ratio", _figure(g.effective_ratio), ""],
@@ -89,8 +100,15 @@ class GoodputTab:
         if g.why:
             rows.append(["Why some figures are missing", g.why, ""])
         _fill(self.goodput_table, rows)
+        self._showing = True
+        self.spares.setValue(g.spares)
+        self._showing = False
         self._show_degraded(result)
         self.page.show_content()
+
+    def _spares_edited(self, value: int) -> None:
+        if not getattr(self, "_showing", False):
+            self.sparesChanged.emit(value)
 
     def _show_degraded(self, result: Result) -> None:
         d = result.degraded

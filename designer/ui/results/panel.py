@@ -31,6 +31,7 @@ class ResultsPanel(QWidget):
     """Tabs: Summary, Collectives, Utilization, Training, Goodput, Lint."""
 
     workloadChanged = Signal(dict)
+    sparesChanged = Signal(int)  # the Goodput tab's hot spare servers
     findingActivated = Signal(str)
     phaseChosen = Signal()  # the user chose another phase in the Utilization tab
 
@@ -64,6 +65,7 @@ class ResultsPanel(QWidget):
         self.training_page = self.training.page
         self.model_combo = self.training.workload_form.model_combo
         self.training.workload_form.changed.connect(self.workloadChanged)
+        self.goodput.sparesChanged.connect(self.sparesChanged)
         self.lint.findingActivated.connect(self.findingActivated)
         self.utilization.phase_combo.currentIndexChanged.connect(lambda _i: self.phaseChosen.emit())
         self._stale: set[str] = set()
