@@ -120,3 +120,15 @@ def test_hot_spares_are_an_undoable_setting_whose_effect_shows(superpod, qtbot):
     assert window.document.design.settings["spares"] == 3
     assert window.scheduler.wait_idle(30_000)
     qtbot.waitUntil(lambda: spin.value() == 3, timeout=30_000)
+
+
+def test_a_big_designs_blast_radius_is_worked_out_off_the_ui_thread(superpod, qtbot, monkeypatch):
+    window = superpod
+    # Count the default example as big: the index is built on a helper thread.
+    monkeypatch.setattr("designer.canvas.scene.BLAST_CONNECTIVITY_MAX_ITEMS", 10)
+    window.document.set_item("su.leaf0", name="Leaf zero")  # any change drops the cached index
+    with qtbot.waitSignal(window.scene.blastReady, timeout=30_000):
+        assert "Blast radius of one copy: computing…" in window.scene.tooltip_for("spines.sw")
+    assert "0 accelerators cut off, 1,024 slowed" in window.scene.tooltip_for("spines.sw")
+    window.scene.select_ids(["su.node"])
+    assert window.inspector.fields["blast_radius"].text() == "8 accelerators cut off, 0 slowed"

@@ -5,6 +5,7 @@ in slices through `jobs`."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 from collections.abc import Callable, Iterator
 
@@ -18,7 +19,7 @@ from designer.canvas.items import LinkItem, NodeItem, common_ancestor, link_line
 from designer.canvas.jobs import SlicedJobs
 from designer.document.document import Change, Document
 from designer.engine import views
-from designer.engine.failures import BlastRadius, blast_radius, failed_targets
+from designer.engine.failures import BLAST_CONNECTIVITY_MAX_ITEMS, BlastIndex, BlastRadius, failed_targets
 from designer.model.design import Design, Item
 from designer.model.edits import outermost
 
@@ -42,6 +43,8 @@ MIRROR_IN_ONE_GO = 400
 class DesignScene(QGraphicsScene):
     message = Signal(str)  # for the status bar
     built = Signal()  # the scene mirrors the whole design (after a reset)
+    blastReady = Signal()  # a big design's blast-radius index was built off the UI thread
+    _blastBuilt = Signal(int, object)  # (generation, BlastIndex), from the helper thread
 
     def __init__(self, document: Document, parent=None):
         super().__init__(parent)
@@ -70,6 +73,10 @@ class DesignScene(QGraphicsScene):
         self._pending_selection: list[str] = []  # chosen while a sliced build runs; selected when it ends
         self.failed: set[str] = set()  # items and links marked failed (settings["failures"]), drawn struck through
         self._blast: dict[str, BlastRadius] = {}  # blast radius by item, until the design changes
+        self._blast_index: BlastIndex | None = None
+        self._blast_generation = 0  # a change makes an index being built off the UI thread stale
+        self._blast_building: int | None = None  # the generation whose index the helper thread builds
+        self._blastBuilt.connect(self._blast_built, Qt.ConnectionType.QueuedConnection)
         document.changed.connect(self.on_changed)
         self.selectionChanged.connect(self._on_selection_look)
         self.rebuild()
@@ -226,7 +233,8 @@ class DesignScene(QGraphicsScene):
 
     # --- mirroring document changes ------------------------------------------------------------
     def on_changed(self, change: Change) -> None:
-        self._blast = {}
+        self._blast, self._blast_index = {}, None
+        self._blast_generation += 1
         if change.reset or "failures" in change.settings_changed:
             self.show_failures()
         big = (len(change.items_added) + len(change.links_added) > MIRROR_IN_ONE_GO
@@ -584,12 +592,33 @@ class DesignScene(QGraphicsScene):
                 link.restyle()
         self.failed = failed
 
-    def blast_radius(self, item_id: str) -> BlastRadius:
-        """What failing one copy of an item would do (cached until the design changes)."""
+    def blast_radius(self, item_id: str) -> BlastRadius | None:
+        """What failing one copy of an item would do, cached until the design changes; None while
+        a big design's index is built on a helper thread (`blastReady` says when to ask again)."""
         hit = self._blast.get(item_id)
         if hit is None:
-            hit = self._blast[item_id] = blast_radius(self.design, item_id)
+            index = self._blast_index
+            if index is None:
+                if len(self.design.items) > BLAST_CONNECTIVITY_MAX_ITEMS:
+                    self._build_blast_index()
+                    return None
+                index = self._blast_index = BlastIndex(self.design)
+            hit = self._blast[item_id] = index.radius(item_id)
         return hit
+
+    def _build_blast_index(self) -> None:
+        if self._blast_building == self._blast_generation:
+            return
+        generation = self._blast_building = self._blast_generation
+        snapshot = self.design.snapshot()
+
+        threading.Thread(target=lambda: self._blastBuilt.emit(generation, BlastIndex(snapshot)),
+                         name="blast-radius", daemon=True).start()
+
+    def _blast_built(self, generation: int, index: BlastIndex) -> None:
+        if generation == self._blast_generation:
+            self._blast_index = index
+            self.blastReady.emit()
 
     # --- tooltips ---------------------------------------------------------------------------------
     def helpEvent(self, event) -> None:

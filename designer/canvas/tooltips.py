@@ -9,8 +9,9 @@ from designer.model.catalog import Catalog
 from designer.model.design import Design, Item, Link
 
 
-def node_tooltip(item: Item, catalog: Catalog, blast: BlastRadius | None = None, failed: bool = False) -> str:
-    """What the item is, its part's figures, and what failing one copy of it would do."""
+def node_tooltip(item: Item, catalog: Catalog, blast: BlastRadius | None, failed: bool) -> str:
+    """What the item is, its part's figures, and what failing one copy of it would do (None:
+    still being worked out)."""
     lines = [f"<b>{_esc(item.label)}</b> ({item.kind}, id {_esc(item.id)})"]
     if failed:
         lines.append(f"<b style='color:{colors.FAILED}'>Marked failed (what-if)</b>")
@@ -30,8 +31,7 @@ def node_tooltip(item: Item, catalog: Catalog, blast: BlastRadius | None = None,
                 lines.append(f"{label}: {part.number(key):,g} {unit}".rstrip())
         if part.media:
             lines.append("Media: " + ", ".join(part.media))
-    if blast is not None:
-        lines.append(f"Blast radius of one copy: {_esc(blast.text())}")
+    lines.append(f"Blast radius of one copy: {_esc(blast.text()) if blast is not None else 'computing…'}")
     return "<br>".join(lines)
 
 

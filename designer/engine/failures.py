@@ -378,8 +378,8 @@ def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, 
 
 # -- blast radius -----------------------------------------------------------------------------
 
-# Above this many drawn items the connectivity check (one pass over the design) is skipped, so a
-# tooltip never stalls the canvas; what the item holds and what it serves are still counted.
+# Above this many drawn items the connectivity check (a pass over the design per item asked) is
+# skipped; what the item holds and what it serves are still counted.
 BLAST_CONNECTIVITY_MAX_ITEMS = 5_000
 
 
@@ -399,71 +399,88 @@ class BlastRadius:
         return out if self.checked else out + " (connectivity not checked: design too big)"
 
 
-def blast_radius(design: Design, item_id: str) -> BlastRadius:
-    items = design.items
-    chains = design.chains()
-    mult: dict[str, int] = {}
+class BlastIndex:
+    """What `blast_radius` needs of a whole design, built once (one pass over items and links):
+    the app builds it off the UI thread for a big design, then asks per item."""
 
-    def multiplicity(i: str) -> int:
-        hit = mult.get(i)
+    def __init__(self, design: Design):
+        self.design = design
+        items = design.items
+        self.chains = design.chains()
+        self.children = design.children_index()
+        self.mult: dict[str, int] = {}
+        self.neighbours: dict[str, set[str]] = {}
+        for link in design.links.values():
+            self.neighbours.setdefault(link.a, set()).add(link.b)
+            self.neighbours.setdefault(link.b, set()).add(link.a)
+        # Hops from the nearest accelerator: "down" is towards a lower level.
+        self.level = {i: 0 for i, it in items.items() if it.kind == "accelerator"}
+        frontier = list(self.level)
+        while frontier:
+            nxt = []
+            for node in frontier:
+                for other in self.neighbours.get(node, ()):
+                    if other not in self.level:
+                        self.level[other] = self.level[node] + 1
+                        nxt.append(other)
+            frontier = nxt
+        self.checked = len(items) <= BLAST_CONNECTIVITY_MAX_ITEMS
+        self.healthy = components(design) if self.checked else []
+
+    def multiplicity(self, item_id: str) -> int:
+        hit = self.mult.get(item_id)
         if hit is None:
-            hit = mult[i] = items[i].count * (multiplicity(items[i].parent) if items[i].parent else 1)
+            item = self.design.items[item_id]
+            hit = self.mult[item_id] = item.count * (self.multiplicity(item.parent) if item.parent else 1)
         return hit
 
-    def per_copy(accelerator: str) -> int:
-        """Copies of an accelerator that share one copy of the failed item's surroundings."""
-        common = next((c for c in chains[accelerator] if c in chains[item_id]), None)
-        return multiplicity(accelerator) // (multiplicity(common) if common else 1)
+    def radius(self, item_id: str) -> BlastRadius:
+        items, chains = self.design.items, self.chains
+        own = self.multiplicity(item_id)
+        inside = {item_id} | {i.id for i in self.design.descendants(item_id, self.children)}
+        held = sum(self.multiplicity(i) for i in inside if items[i].kind == "accelerator") // own
+        cut = held
+        if self.checked and self.healthy:
+            total = sum(size * islands for size, islands, _ in self.healthy)
+            if self.healthy[0][0] == total:
+                links = self.design.links
+                rest = Design(self.design.name, "", {i: it for i, it in items.items() if i not in inside},
+                              {k: l for k, l in links.items() if l.a not in inside and l.b not in inside})
+                left = components(rest)
+                lost = total - (left[0][0] if left else 0) - held * own
+                outer = next((i for i in reversed(chains[item_id]) if items[i].count > 1), None)
+                holds_compute = outer is not None and any(
+                    items[i].kind == "accelerator" and outer in chains[i] for i in items)
+                if own == 1:
+                    cut += lost
+                elif holds_compute:
+                    cut += round(lost / own)
+                # Otherwise its copies are parallel paths (a spine of 16): one failing cuts nothing.
+        served: set[str] = set()
+        level = self.level
+        stack = [i for i in inside if i in level and items[i].kind != "accelerator"]
+        seen = set(stack)
+        while stack:
+            node = stack.pop()
+            for other in self.neighbours.get(node, ()):
+                if other in seen or level.get(other, 1 << 30) >= level[node]:
+                    continue
+                seen.add(other)
+                if items[other].kind == "accelerator":
+                    served.add(other)
+                else:
+                    stack.append(other)
+        item_chain = set(chains[item_id])
 
-    own = multiplicity(item_id)
-    inside = {i for i, chain in chains.items() if item_id in chain}
-    cut = sum(multiplicity(i) for i in inside if items[i].kind == "accelerator") // own
-    checked = len(items) <= BLAST_CONNECTIVITY_MAX_ITEMS
-    if checked:
-        healthy = components(design)
-        total = sum(size * islands for size, islands, _ in healthy)
-        if healthy and healthy[0][0] == total:
-            rest = Design(design.name, "", {i: it for i, it in items.items() if i not in inside},
-                          {k: l for k, l in design.links.items() if l.a not in inside and l.b not in inside})
-            left = components(rest)
-            lost = total - (left[0][0] if left else 0) - cut * own
-            outer = next((i for i in reversed(chains[item_id]) if items[i].count > 1), None)
-            holds_compute = outer is not None and any(
-                items[i].kind == "accelerator" and outer in chain for i, chain in chains.items())
-            if own == 1:
-                cut += lost
-            elif holds_compute:
-                cut += round(lost / own)
-            # Otherwise the item's copies are parallel paths (a spine of 16): one failing cuts nothing.
-    # Served: going down from the item towards the accelerators (fewer hops to one at each step).
-    neighbours: dict[str, set[str]] = {}
-    for link in design.links.values():
-        neighbours.setdefault(link.a, set()).add(link.b)
-        neighbours.setdefault(link.b, set()).add(link.a)
-    level = {i: 0 for i, it in items.items() if it.kind == "accelerator"}
-    frontier = list(level)
-    while frontier:
-        nxt = []
-        for node in frontier:
-            for other in neighbours.get(node, ()):
-                if other not in level:
-                    level[other] = level[node] + 1
-                    nxt.append(other)
-        frontier = nxt
-    served: set[str] = set()
-    starts = [i for i in inside if i in level and items[i].kind != "accelerator"]
-    stack = list(starts)
-    seen = set(stack)
-    while stack:
-        node = stack.pop()
-        for other in neighbours.get(node, ()):
-            if other in seen or level.get(other, 1 << 30) >= level[node]:
-                continue
-            seen.add(other)
-            if items[other].kind == "accelerator":
-                served.add(other)
-            else:
-                stack.append(other)
-    slowed = max(0, sum(per_copy(a) for a in served if a not in inside) - (cut - sum(
-        multiplicity(i) for i in inside if items[i].kind == "accelerator") // own))
-    return BlastRadius(cut, slowed, checked)
+        def per_copy(accelerator: str) -> int:
+            """Copies of an accelerator in one copy of what it shares with the failed item."""
+            common = next((c for c in chains[accelerator] if c in item_chain), None)
+            return self.multiplicity(accelerator) // (self.multiplicity(common) if common else 1)
+
+        slowed = sum(per_copy(a) for a in served if a not in inside)
+        return BlastRadius(cut, max(0, slowed - (cut - held)), self.checked)
+
+
+def blast_radius(design: Design, item_id: str) -> BlastRadius:
+    """What one failed copy of an item does (`BlastIndex(design).radius(item_id)`)."""
+    return BlastIndex(design).radius(item_id)

@@ -9,12 +9,14 @@ part's catalogue figures are read-only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtWidgets import (QSizePolicy, QComboBox, QFormLayout, QLabel, QLineEdit, QPushButton, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget, QAbstractItemView, QHeaderView)
 
 from designer.document.document import Document
-from designer.engine.failures import blast_radius, failed_targets
+from designer.engine.failures import BlastRadius, blast_radius, failed_targets
 from designer.model.edits import Edit
 from designer.model.part_change import check_part_change
 
@@ -22,6 +24,9 @@ _BAD = "QLineEdit { border: 2px solid #d50000; background: #fff0f0; }"
 
 
 class Inspector(QWidget):
+    # Where the blast radius comes from: the scene's cache (None: computed here, on the UI thread).
+    blast_source: Callable[[str], BlastRadius | None] | None = None
+
     def __init__(self, document: Document, parent=None):
         super().__init__(parent)
         self.document = document
@@ -186,7 +191,8 @@ class Inspector(QWidget):
 
     def _failure_rows(self, design, item_id: str) -> None:
         """What failing one copy of the item would do, and whether a what-if marks it failed."""
-        self._readonly("Blast radius", blast_radius(design, item_id).text())
+        radius = self.blast_source(item_id) if self.blast_source is not None else blast_radius(design, item_id)
+        self._readonly("Blast radius", radius.text() if radius is not None else "computing…")
         self.fields["blast_radius"] = self.form.itemAt(self.form.rowCount() - 1,
                                                        QFormLayout.ItemRole.FieldRole).widget()
         if item_id in failed_targets(design):

@@ -316,13 +316,16 @@ class MainWindow(QMainWindow):
     # --- failure what-if --------------------------------------------------------------------------
     def _build_failure_actions(self) -> None:
         """Right-click ▸ Fail / Fail One Copy / Restore: marks in `settings["failures"]`, one undo
-        step each; the engine then adds the degraded figures (Goodput tab)."""
+        step each; the engine then adds the degraded figures (Goodput tab). The inspector takes
+        the blast radius from the scene's cache."""
         a = self._action
         a("fail", "&Fail", lambda: self.mark_failed(None), None,
           "What-if: take the selection (every copy) out of service and compare with the healthy design")
         a("fail_one", "Fail &One Copy", lambda: self.mark_failed(1), None,
           "What-if: take one copy of the selected item out of service")
         a("restore", "&Restore", self.restore_failed, None, "Put the selection back in service")
+        self.inspector.blast_source = self.scene.blast_radius
+        self.scene.blastReady.connect(self.inspector.refresh)
         for name in ("fail", "fail_one", "restore"):
             action = getattr(self, f"act_{name}")
             action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
