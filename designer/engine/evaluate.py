@@ -72,7 +72,7 @@ def evaluate(design: Design, catalog: Catalog | None = None, workload: dict | No
         collectives=collectives,
         training=training,
         utilization=utilization,
-        goodput=gp.goodput(design, catalog, copies, inventory, bom, training),
+        goodput=gp.goodput(design, catalog, copies, chains, inventory, bom, training),
     )
     if design.settings.get("failures"):
         model = training_model(training_spec, accelerators)

@@ -32,9 +32,9 @@ def reliability() -> dict:
     return json.loads(reliability_file().read_text(encoding="utf-8"))
 
 
-def part_counts(design: Design, copies: dict, inventory: Inventory, bom: BillOfMaterials, catalog: Catalog) -> dict:
+def part_counts(design: Design, copies: dict, chains: dict, inventory: Inventory, bom: BillOfMaterials,
+                catalog: Catalog) -> dict:
     """Physical parts per reliability class. Switches inside a server are the server's own."""
-    chains = design.chains()
     items = design.items
     network_switches = sum(copies[i.id] for i in items.values() if i.kind == "switch"
                            and not any(items[a].kind == "server" for a in chains[i.id][1:]))
@@ -76,11 +76,13 @@ def effective_ratio(interval_s: float, write_s: float, restart_s: float, rate_pe
     return (1 - lost) / (1 + write_s / interval_s)
 
 
-def goodput(design: Design, catalog: Catalog, copies: dict, inventory: Inventory, bom: BillOfMaterials,
-            training: Training) -> Goodput:
+def goodput(design: Design, catalog: Catalog, copies: dict, chains: dict, inventory: Inventory,
+            bom: BillOfMaterials, training: Training) -> Goodput:
+    """The goodput section; `copies` and `chains` as `evaluate` has them (multiplicities, parent
+    chains)."""
     data = reliability()
     rates = {name: entry["failures_per_year"] for name, entry in data["classes"].items()}
-    counts = part_counts(design, copies, inventory, bom, catalog)
+    counts = part_counts(design, copies, chains, inventory, bom, catalog)
     per_year = {name: counts[name] * rates[name] for name in rates}
     rate_per_h = sum(per_year.values()) / HOURS_PER_YEAR
     recovery = data["recovery"]
