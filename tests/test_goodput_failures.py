@@ -216,3 +216,12 @@ def test_cli_fail_option(capsys):
     assert "no item, link or link medium 'nowhere'" in capsys.readouterr().err
     assert main(["evaluate", str(default_example_path())]) == 0
     assert "degraded" not in capsys.readouterr().out
+
+
+def test_a_leaf_left_without_nics_is_no_extra_switch_level(superpod):
+    superpod.settings["failures"] = [{"target": "su.node.nic0"}]  # rail 0 of every server
+    d = evaluate(superpod).degraded
+    assert d.figure("Scale-out bisection").degraded == pytest.approx(25_600 * 7 / 8)
+    # Rail 0's leaves carry nothing now: not a spine-above-spine level with a 7:1 ratio.
+    assert d.figure("Worst oversubscription").degraded == 1.0
+    assert d.cut_off == 0

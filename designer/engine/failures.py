@@ -242,6 +242,47 @@ def components(design: Design) -> list[tuple[int, int, set[str]]]:
     return out
 
 
+def _hop_levels(design: Design) -> dict[str, int]:
+    """Drawn hops from the nearest accelerator, for every linked item."""
+    neighbours: dict[str, set[str]] = {}
+    for link in design.links.values():
+        neighbours.setdefault(link.a, set()).add(link.b)
+        neighbours.setdefault(link.b, set()).add(link.a)
+    level = {i: 0 for i, it in design.items.items() if it.kind == "accelerator"}
+    frontier = list(level)
+    while frontier:
+        nxt = []
+        for node in frontier:
+            for other in neighbours.get(node, ()):
+                if other not in level:
+                    level[other] = level[node] + 1
+                    nxt.append(other)
+        frontier = nxt
+    return level
+
+
+def _drop_dead_ends(design: Design, healthy_level: dict[str, int]) -> None:
+    """Remove switches left with no link down towards the accelerators (a leaf whose NICs all
+    failed): traffic never climbs through them, and left in they would count one level higher in
+    the oversubscription table. One pass per tier that empties."""
+    items = design.items
+    while True:
+        down, linked = set(), set()
+        for link in design.links.values():
+            linked.update((link.a, link.b))
+            for end, other in ((link.a, link.b), (link.b, link.a)):
+                if healthy_level.get(other, 1 << 30) < healthy_level.get(end, 0):
+                    down.add(end)
+        dead = [i for i in linked - down if items[i].kind == "switch" and healthy_level.get(i, 0) > 0]
+        if not dead:
+            return
+        gone = set(dead)
+        for i in dead:
+            del items[i]
+        for link_id in [l.id for l in design.links.values() if l.a in gone or l.b in gone]:
+            del design.links[link_id]
+
+
 def degraded_design(design: Design, catalog: Catalog, failures: list[Failure]) -> tuple[Design, int, str | None]:
     """The design with `failures` applied and the job shrunk to the largest connected set of
     accelerators: (design, accelerators cut off by the failures, a note or None)."""
@@ -251,6 +292,7 @@ def degraded_design(design: Design, catalog: Catalog, failures: list[Failure]) -
     for failure in failures:
         degrader.apply(failure)
     d = degrader.design
+    _drop_dead_ends(d, _hop_levels(design))
     left = components(d)
     remaining = sum(size * islands for size, islands, _ in left)
     if not healthy or healthy[0][0] < total:
@@ -327,6 +369,8 @@ def comparisons(healthy: Result, degraded: Result) -> tuple[Comparison, ...]:
     rows = [
         ("Accelerators in the job", "", h_net.accelerators, d_net.accelerators),
         ("Scale-out bisection", "GB/s", h_bis, rounded(d_bis)),
+        ("Scale-up domain bisection", "GB/s", h_net.scale_up.bisection_gb_per_s if h_net.scale_up else None,
+         d_net.scale_up.bisection_gb_per_s if d_net.scale_up else None),
         ("Worst oversubscription", ":1", _worst_oversubscription(h_net), _worst_oversubscription(d_net)),
         ("Scale-out injection per accelerator (achieved)", "GB/s", out_of(h_net, "achieved_injection_gb_per_s"),
          out_of(d_net, "achieved_injection_gb_per_s")),
