@@ -96,6 +96,9 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--global-batch", dest="global_batch", help="sequences per step")
     g.add_argument("--seq", help="sequence length in tokens")
     g.add_argument("--tokens", help="tokens to train on, for days to train (K/M/G/T = 10^3.. allowed)")
+    parser.add_argument("--fail", action="append", default=[], metavar="ID[:COPIES]",
+                        help="take an item, link or link medium out of service (all copies, a count like "
+                             "spines.sw:1, or a share like ib-ndr:2%%) and add the degraded figures; repeatable")
 
 
 def _evaluate_file(args):
@@ -109,6 +112,7 @@ def _evaluate_file(args):
     catalog = _catalog(args)
     path = resolve_design_path(args.file)
     design = load_design(path, catalog)
+    _mark_failures(design, catalog, args.fail)
     given = {name: getattr(args, name) for name in ENGINE_OPTIONS}
     workload = workload_from_options(design, **given)
     try:
@@ -119,6 +123,25 @@ def _evaluate_file(args):
         raise placed(exc, given, path) from None
     except BudgetError as exc:
         raise DesignFileError(path, None, str(exc)) from None
+
+
+def _mark_failures(design, catalog, texts: list[str]) -> None:
+    """Add the --fail options to the design's failures (the file is not changed)."""
+    from designer.engine.failures import parse_failure
+
+    marked = list(design.settings.get("failures") or [])
+    for text in texts:
+        try:
+            failure = parse_failure(text)
+        except ValueError as exc:
+            raise UsageError(f"--fail: {exc}") from None
+        target = failure.target
+        if target not in design.items and target not in design.links and not (
+                target in catalog and catalog[target].kind == "medium"):
+            raise UsageError(f"--fail {text}: no item, link or link medium '{target}' in the design")
+        marked.append(failure.setting())
+    if marked:
+        design.settings["failures"] = marked
 
 
 def cmd_templates(args) -> int:

@@ -39,3 +39,8 @@ def icons_dir() -> Path:
 def user_config_dir() -> Path:
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "cluster-designer"
+
+
+def reliability_file() -> Path:
+    """Failure rates per part class and recovery assumptions (docs/goodput.md)."""
+    return resources_dir() / "reliability" / "failure-rates.json"

@@ -56,6 +56,7 @@ GPU_TIME = {"compute": "#0072B2", "communication": "#D55E00", "idle": "#BBBBBB"}
 SELECTION = "#FF6D00"
 BOTTLENECK = "#D50000"
 ERROR = "#B00020"
+FAILED = "#C62828"  # a part marked failed in a what-if: struck through in this colour
 GOOD = "#1B7F3B"
 TEXT = "#1F2328"
 DIM_TEXT = "#57606A"

@@ -20,6 +20,7 @@ _BRUSHES = {k: QBrush(QColor(fill)) for k, (fill, _) in colors.KIND.items()}
 _PENS = {k: QPen(QColor(border), 1.2) for k, (_, border) in colors.KIND.items()}
 _GROUP_PEN = QPen(QColor(colors.KIND["group"][1]), 1.4, Qt.PenStyle.DashLine)
 _SELECTED_PEN = QPen(QColor(colors.SELECTION), 2.6)
+_FAILED_PEN = QPen(QColor(colors.FAILED), 3.0)
 _TEXT_BRUSH = QBrush(QColor(colors.TEXT))
 _DIM_TEXT_BRUSH = QBrush(QColor(colors.DIM_TEXT))
 _BADGE_BRUSH = QBrush(QColor(colors.GROUP_BADGE))
@@ -124,9 +125,35 @@ class NodeItem(QGraphicsPathItem):
             self._rect = QRectF(rect)
             self.setPath(_rounded(rect))
             self.refresh_text()
+            if self.failed:
+                self._place_strike()
 
     def set_selected_look(self, selected: bool) -> None:
         self.setPen(_SELECTED_PEN if selected else (_GROUP_PEN if self.kind == "group" else _PENS[self.kind]))
+
+    # -- failure what-if ------------------------------------------------------------------------
+    @property
+    def failed(self) -> bool:
+        return getattr(self, "_strike", None) is not None
+
+    def set_failed(self, on: bool) -> None:
+        """Struck through (a line corner to corner, in the failure colour) while marked failed."""
+        if on == self.failed:
+            return
+        if on:
+            self._strike = QGraphicsLineItem(self)
+            self._strike.setPen(_FAILED_PEN)
+            self._strike.setZValue(20)
+            self._place_strike()
+        else:
+            strike, self._strike = self._strike, None
+            strike.setParentItem(None)
+            if strike.scene() is not None:
+                strike.scene().removeItem(strike)
+
+    def _place_strike(self) -> None:
+        r = self._rect
+        self._strike.setLine(QLineF(r.left() + 2, r.bottom() - 2, r.right() - 2, r.top() + 2))
 
     def refresh_text(self) -> None:
         """Lay out the label (and badge or part name) for the current rect and values."""
@@ -257,6 +284,7 @@ class LinkItem(QGraphicsLineItem):
         self.tier: str | None = None
         self.lanes = 1
         self.selected_look = False
+        self.failed = False  # marked failed in a what-if: dashed in the failure colour
         self.detail = True  # False when zoomed out: hairlines, which Qt draws several times faster
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(5)
@@ -267,7 +295,7 @@ class LinkItem(QGraphicsLineItem):
     def style_key(self) -> tuple:
         level = None if self.utilization is None else int(round(max(0.0, min(1.0, self.utilization)) * UTIL_LEVELS))
         return (level, self.tier, min(12, max(1, self.lanes).bit_length()), self.bottleneck, self.selected_look,
-                self.detail)
+                self.detail, self.failed)
 
     def restyle(self) -> bool:
         """Apply the pen for the current state; returns False if nothing visible changed."""
@@ -290,7 +318,7 @@ def _link_pen(key: tuple) -> QPen:
     """Shared pens: links are coloured in 5% steps of utilization."""
     pen = _link_pens.get(key)
     if pen is None:
-        level, tier, lanes_bits, bottleneck, selected, detail = key
+        level, tier, lanes_bits, bottleneck, selected, detail, failed = key
         colour = (QColor.fromRgbF(*colors.utilization_rgb(level / UTIL_LEVELS)) if level is not None
                   else QColor(colors.tier_color(tier)))
         width = 1.3 + min(2.5, (lanes_bits - 1) * 0.5) if detail else 0.0
@@ -298,7 +326,11 @@ def _link_pen(key: tuple) -> QPen:
             width, colour = (5.0 if detail else 3.0), QColor(colors.BOTTLENECK)
         if selected:
             colour, width = QColor(colors.SELECTION), (width + 2.0 if detail else 0.0)
+        if failed:
+            colour = QColor(colors.FAILED)
         pen = QPen(colour, width)
+        if failed:
+            pen.setStyle(Qt.PenStyle.DashLine)
         pen.setCosmetic(True)
         pen.setCapStyle(Qt.PenCapStyle.RoundCap if width else Qt.PenCapStyle.FlatCap)
         _link_pens[key] = pen

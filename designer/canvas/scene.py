@@ -5,6 +5,7 @@ in slices through `jobs`."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 from collections.abc import Callable, Iterator
 
@@ -18,6 +19,7 @@ from designer.canvas.items import LinkItem, NodeItem, common_ancestor, link_line
 from designer.canvas.jobs import SlicedJobs
 from designer.document.document import Change, Document
 from designer.engine import views
+from designer.engine.failures import BLAST_CONNECTIVITY_MAX_ITEMS, BlastIndex, BlastRadius, failed_targets
 from designer.model.design import Design, Item
 from designer.model.edits import outermost
 
@@ -41,6 +43,8 @@ MIRROR_IN_ONE_GO = 400
 class DesignScene(QGraphicsScene):
     message = Signal(str)  # for the status bar
     built = Signal()  # the scene mirrors the whole design (after a reset)
+    blastReady = Signal()  # a big design's blast-radius index was built off the UI thread
+    _blastBuilt = Signal(int, object)  # (generation, BlastIndex), from the helper thread
 
     def __init__(self, document: Document, parent=None):
         super().__init__(parent)
@@ -67,6 +71,12 @@ class DesignScene(QGraphicsScene):
         self._stage.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
         self._staged: list[tuple[Any, Any]] = []
         self._pending_selection: list[str] = []  # chosen while a sliced build runs; selected when it ends
+        self.failed: set[str] = set()  # items and links marked failed (settings["failures"]), drawn struck through
+        self._blast: dict[str, BlastRadius] = {}  # blast radius by item, until the design changes
+        self._blast_index: BlastIndex | None = None
+        self._blast_generation = 0  # a change makes an index being built off the UI thread stale
+        self._blast_building: int | None = None  # the generation whose index the helper thread builds
+        self._blastBuilt.connect(self._blast_built, Qt.ConnectionType.QueuedConnection)
         document.changed.connect(self.on_changed)
         self.selectionChanged.connect(self._on_selection_look)
         self.rebuild()
@@ -148,6 +158,8 @@ class DesignScene(QGraphicsScene):
     def _create_node(self, item: Item) -> NodeItem:
         node = NodeItem(item.id, item.kind, item.label, self._short_part(item), item.count)
         node.setPos(item.x, item.y)
+        if item.id in self.failed:
+            node.set_failed(True)
         if not self.detail:
             node.set_text_visible(False)
         self.nodes[item.id] = node
@@ -216,10 +228,15 @@ class DesignScene(QGraphicsScene):
         item.lanes = link.lanes
         item.utilization = self.utilization.get(link.id)
         item.bottleneck = link.id == self.bottleneck
+        item.failed = link.id in self.failed
         item.restyle()
 
     # --- mirroring document changes ------------------------------------------------------------
     def on_changed(self, change: Change) -> None:
+        self._blast, self._blast_index = {}, None
+        self._blast_generation += 1
+        if change.reset or "failures" in change.settings_changed:
+            self.show_failures()
         big = (len(change.items_added) + len(change.links_added) > MIRROR_IN_ONE_GO
                or len(change.items_removed) + len(change.links_removed) > MIRROR_IN_ONE_GO)
         if change.reset or self.building or big:
@@ -560,6 +577,49 @@ class DesignScene(QGraphicsScene):
                 rect = rect.united(node.sceneBoundingRect())
         return rect
 
+    # --- failure what-if -------------------------------------------------------------------------
+    def show_failures(self) -> None:
+        """Strike through what the design marks failed, and restore what it no longer does."""
+        failed = failed_targets(self.design)
+        for target in failed ^ self.failed:
+            on = target in failed
+            node = self.nodes.get(target)
+            if node is not None:
+                node.set_failed(on)
+            link = self.link_items.get(target)
+            if link is not None:
+                link.failed = on
+                link.restyle()
+        self.failed = failed
+
+    def blast_radius(self, item_id: str) -> BlastRadius | None:
+        """What failing one copy of an item would do, cached until the design changes; None while
+        a big design's index is built on a helper thread (`blastReady` says when to ask again)."""
+        hit = self._blast.get(item_id)
+        if hit is None:
+            index = self._blast_index
+            if index is None:
+                if len(self.design.items) > BLAST_CONNECTIVITY_MAX_ITEMS:
+                    self._build_blast_index()
+                    return None
+                index = self._blast_index = BlastIndex(self.design)
+            hit = self._blast[item_id] = index.radius(item_id)
+        return hit
+
+    def _build_blast_index(self) -> None:
+        if self._blast_building == self._blast_generation:
+            return
+        generation = self._blast_building = self._blast_generation
+        snapshot = self.design.snapshot()
+
+        threading.Thread(target=lambda: self._blastBuilt.emit(generation, BlastIndex(snapshot)),
+                         name="blast-radius", daemon=True).start()
+
+    def _blast_built(self, generation: int, index: BlastIndex) -> None:
+        if generation == self._blast_generation:
+            self._blast_index = index
+            self.blastReady.emit()
+
     # --- tooltips ---------------------------------------------------------------------------------
     def helpEvent(self, event) -> None:
         """Tooltips are computed when asked for, not stored on 20,000 items."""
@@ -584,7 +644,8 @@ class DesignScene(QGraphicsScene):
         return self._node_tooltip(element_id)
 
     def _node_tooltip(self, item_id: str) -> str:
-        return tooltips.node_tooltip(self.design.items[item_id], self.document.catalog)
+        return tooltips.node_tooltip(self.design.items[item_id], self.document.catalog,
+                                     self.blast_radius(item_id), item_id in self.failed)
 
     def _link_tooltip(self, link_id: str) -> str:
         return tooltips.link_tooltip(self.design.links[link_id], self.design, self.document.catalog,

@@ -4,12 +4,17 @@ for, not stored on 20,000 items."""
 from __future__ import annotations
 
 from designer.canvas import colors
+from designer.engine.failures import BlastRadius
 from designer.model.catalog import Catalog
 from designer.model.design import Design, Item, Link
 
 
-def node_tooltip(item: Item, catalog: Catalog) -> str:
+def node_tooltip(item: Item, catalog: Catalog, blast: BlastRadius | None, failed: bool) -> str:
+    """What the item is, its part's figures, and what failing one copy of it would do (None:
+    still being worked out)."""
     lines = [f"<b>{_esc(item.label)}</b> ({item.kind}, id {_esc(item.id)})"]
+    if failed:
+        lines.append(f"<b style='color:{colors.FAILED}'>Marked failed (what-if)</b>")
     if item.kind == "group":
         lines.append(f"stands for ×{item.count:,} copies of its contents")
     part = catalog.get(item.part)
@@ -26,6 +31,7 @@ def node_tooltip(item: Item, catalog: Catalog) -> str:
                 lines.append(f"{label}: {part.number(key):,g} {unit}".rstrip())
         if part.media:
             lines.append("Media: " + ", ".join(part.media))
+    lines.append(f"Blast radius of one copy: {_esc(blast.text()) if blast is not None else 'computing…'}")
     return "<br>".join(lines)
 
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from designer.engine import budget
 from designer.engine import collectives as coll
+from designer.engine import failures as fail
+from designer.engine import goodput as gp
 from designer.engine import inventory as inv
 from designer.engine import training as train
 from designer.engine import workloads
@@ -57,9 +60,10 @@ def evaluate(design: Design, catalog: Catalog | None = None, workload: dict | No
     bom = inv.bill_of_materials(design, catalog, copies, link_copies, chains)
     compute, memory = inv.compute_and_memory(design, catalog, copies)
     network, collectives, training, utilization = performance(design, catalog, workload, copies, chains, link_copies)
-    return Result(
+    inventory = inv.inventory(design, catalog, copies, link_copies)
+    result = Result(
         design=DesignInfo(name=design.name, items=len(design.items), links=len(design.links)),
-        inventory=inv.inventory(design, catalog, copies, link_copies),
+        inventory=inventory,
         bom=bom,
         compute=compute,
         memory=memory,
@@ -70,8 +74,12 @@ def evaluate(design: Design, catalog: Catalog | None = None, workload: dict | No
         collectives=collectives,
         training=training,
         utilization=utilization,
-        seconds=time.perf_counter() - started,
+        goodput=gp.goodput(design, catalog, copies, chains, inventory, bom, training),
     )
+    if design.settings.get("failures"):
+        model = training_model(training_spec, accelerators)
+        result = replace(result, degraded=fail.degraded(design, catalog, workload, result, evaluate, model))
+    return replace(result, seconds=time.perf_counter() - started)
 
 
 def performance(design: Design, catalog: Catalog, workload: dict | None, copies: dict | None = None,

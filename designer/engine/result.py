@@ -11,8 +11,10 @@ from designer.engine.sections import (
     CollectiveRow,
     Compute,
     Cost,
+    Degraded,
     DesignInfo,
     Finding,
+    Goodput,
     Inventory,
     Memory,
     Network,
@@ -49,6 +51,8 @@ class Result:
     collectives: tuple[CollectiveRow, ...]
     training: Training
     utilization: Utilization
+    goodput: Goodput | None = None
+    degraded: Degraded | None = None  # only when parts are marked failed
     seconds: float = field(default=0.0, compare=False)
 
     def as_dict(self) -> dict:
@@ -65,4 +69,6 @@ class Result:
             "collectives": [row.as_dict() for row in self.collectives],
             "training": self.training.as_dict(),
             "utilization": self.utilization.as_dict(),
+            "goodput": self.goodput.as_dict() if self.goodput is not None else None,
+            **({"degraded": self.degraded.as_dict()} if self.degraded is not None else {}),
         }

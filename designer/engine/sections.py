@@ -563,8 +563,92 @@ class Utilization:
         return {"gpus": [gpu.as_dict() for gpu in self.gpus], "phases": [phase.as_dict() for phase in self.phases]}
 
 
+# -- goodput and failure what-ifs -------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Goodput:
+    """How much of the wall clock the training job trains (docs/goodput.md). Interruptions per day
+    and mean time between them (hours) for a job on every accelerator; `by_class` the
+    interruptions per day of each part class, `parts` the parts counted per class; checkpoint
+    size (GB), write and read time (s) over the `storage` part's bandwidth; the Young/Daly interval
+    (s of training between checkpoints); the mean cost of one interruption (s: restart, read, and
+    the wait for a repair when no hot spare is free; `spare_found` is the chance one is, with
+    `spares` spare servers); the effective training time ratio (0..1) and `days` to train with all
+    of it. Figures that need storage or a training job are None, and `why` says which is missing."""
+
+    interruptions_per_day: float | None
+    mtbi_hours: float | None
+    by_class: Mapping[str, float]
+    parts: Mapping[str, int]
+    spares: int
+    spare_found: float | None
+    storage: str | None = None
+    checkpoint_gb: float | None = None
+    checkpoint_write_s: float | None = None
+    checkpoint_read_s: float | None = None
+    checkpoint_interval_s: float | None = None
+    restart_s: float | None = None
+    effective_ratio: float | None = None
+    days: float | None = None
+    why: str | None = None
+
+    def as_dict(self) -> dict:
+        return {"interruptions_per_day": self.interruptions_per_day, "mtbi_hours": self.mtbi_hours,
+                "by_class": dict(self.by_class), "parts": dict(self.parts), "spares": self.spares,
+                "spare_found": self.spare_found, "storage": self.storage, "checkpoint_gb": self.checkpoint_gb,
+                "checkpoint_write_s": self.checkpoint_write_s, "checkpoint_read_s": self.checkpoint_read_s,
+                "checkpoint_interval_s": self.checkpoint_interval_s, "restart_s": self.restart_s,
+                "effective_ratio": self.effective_ratio, "days": self.days, "why": self.why}
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """One figure of the healthy design next to the degraded one; `change` is degraded − healthy
+    (None where either is missing)."""
+
+    figure: str
+    unit: str
+    healthy: float | None
+    degraded: float | None
+
+    @property
+    def change(self) -> float | None:
+        if self.healthy is None or self.degraded is None:
+            return None
+        return float(f"{self.degraded - self.healthy:.6g}")
+
+    def as_dict(self) -> dict:
+        return {"figure": self.figure, "unit": self.unit, "healthy": self.healthy, "degraded": self.degraded,
+                "change": self.change}
+
+
+@dataclass(frozen=True, slots=True)
+class Degraded:
+    """The design with its failed parts out of service (`failures`: what was failed, as
+    "ID" or "ID:copies"): accelerators cut off from the largest connected set (the job shrinks to
+    it), and every compared figure healthy vs degraded. `plan` is the plan the degraded job runs
+    (the healthy one where it still fits, else the best that does); `why` says what could not be
+    evaluated."""
+
+    failures: tuple[str, ...]
+    accelerators: int
+    cut_off: int
+    figures: tuple[Comparison, ...]
+    plan: Plan | str | None
+    why: str | None = None
+
+    def figure(self, name: str) -> Comparison | None:
+        return next((f for f in self.figures if f.figure == name), None)
+
+    def as_dict(self) -> dict:
+        plan = self.plan.as_dict() if isinstance(self.plan, Plan) else self.plan
+        return {"failures": list(self.failures), "accelerators": self.accelerators, "cut_off": self.cut_off,
+                "figures": [f.as_dict() for f in self.figures], "plan": plan, "why": self.why}
+
+
 __all__ = [
-    "BillOfMaterials", "BomRow", "Bottleneck", "BoundaryCut", "CollectiveRow", "Compute", "Cost", "DesignInfo",
+    "BillOfMaterials", "BomRow", "Bottleneck", "BoundaryCut", "CollectiveRow", "Comparison", "Compute", "Cost",
+    "Degraded", "DesignInfo", "Goodput",
     "Finding", "GpuTime", "Inventory", "LinkLoad", "LinkPhase", "Memory", "MemoryPerGpu", "Network", "Plan",
     "Power", "RackPower", "ScaleOutTier", "ScaleUpTier", "StepSegment", "SwitchLevel", "Training",
     "Utilization", "STEP_PARTS",

@@ -121,6 +121,16 @@ def design_from_document(document: Any, catalog: Catalog | None = None, path=Non
                                  match=tuple(match) if match is not None else None))
         except DesignError as exc:
             fail(where, str(exc))
+    storage = settings.get("storage")
+    if storage is not None:
+        known = catalog.get(storage["part"])
+        if known is None or known.kind != "storage":
+            fail("$.settings.storage.part", f"unknown storage part '{storage['part']}' (not in the catalogue)")
+    for index, failure in enumerate(settings.get("failures") or ()):
+        target = failure["target"]
+        if target not in design.items and target not in design.links and not (
+                target in catalog and catalog[target].kind == "medium"):
+            fail(f"$.settings.failures[{index}].target", f"no item, link or link medium '{target}' in the design")
     return design
 
 

@@ -18,6 +18,7 @@ def result_table(result: Result) -> str:
     for metric, value, unit in rows:
         lines.append(f"{metric:<{width}}  {format_value(value):>16}  {unit}")
     lines += performance_sections(result)
+    lines += goodput_sections(result)
     per_rack = result.power.per_rack
     if per_rack:
         lines += ["", "Power per rack"]
@@ -57,4 +58,27 @@ def performance_sections(result: Result) -> list[str]:
         lines.append(f"  does not fit: {training.why}")
     else:
         lines.append(f"  {training.why}")
+    return lines
+
+
+def goodput_sections(result: Result) -> list[str]:
+    """Goodput, and the what-if's figures healthy → degraded (docs/goodput.md)."""
+    g = result.goodput
+    if g is None:
+        return []
+    lines = ["", "Goodput"]
+    for label, value, unit in (("interruptions", g.interruptions_per_day, "/day"), ("mtbi", g.mtbi_hours, "h"),
+                               ("checkpoint", g.checkpoint_write_s, "s"), ("interval", g.checkpoint_interval_s, "s"),
+                               ("restart", g.restart_s, "s"), ("effective", g.effective_ratio, ""),
+                               ("days", g.days, "days")):
+        lines.append(f"  {label:<14} {format_value(value)} {unit}".rstrip())
+    if g.why:
+        lines.append(f"  {g.why}")
+    d = result.degraded
+    if d is not None:
+        lines += ["", f"What-if: {', '.join(d.failures)} failed ({d.cut_off:,} accelerators cut off)"]
+        if d.why:
+            lines.append(f"  {d.why}")
+        for f in d.figures:
+            lines.append(f"  {f.figure:<48} {format_value(f.healthy):>14} → {format_value(f.degraded):>14} {f.unit}")
     return lines

@@ -87,6 +87,23 @@ _LINK = {
     },
 }
 
+# A part out of service (designer.engine.failures): every copy, a count of copies, or a percentage.
+_FAILURE = {
+    "type": "object",
+    "required": ["target"],
+    "additionalProperties": False,
+    "x-expected": ("a failure like {\"target\": \"spines.sw\", \"copies\": 1} "
+                   "or {\"target\": \"ib-ndr\", \"percent\": 2}"),
+    "properties": {
+        "target": {"type": "string", "maxLength": 128, "pattern": ID_PATTERN,
+                   "x-expected": "the id of an item, a link or a link medium"},
+        "copies": _whole(1, MAX_TOTAL_COPIES, "a number of copies"),
+        "percent": {"type": "number", "exclusiveMinimum": 0, "maximum": 100,
+                    "x-expected": "a percentage of copies above 0 and at most 100"},
+    },
+    "not": {"required": ["copies", "percent"]},
+}
+
 # An inline LLM: a preset's figures overridden, or a model of its own. Shapes up to 10x the largest
 # published models; everything the training model multiplies stays a finite float.
 MODEL = {
@@ -206,6 +223,13 @@ DESIGN = {
             "properties": {
                 "workload": WORKLOAD_SETTING,
                 "template": _TEMPLATE,
+                "storage": {
+                    "type": "object", "additionalProperties": False, "required": ["part"],
+                    "x-expected": "a storage part and how many, like {\"part\": \"ddn-ai400x2\", \"count\": 4}",
+                    "properties": {"part": _PART_ID, "count": _whole(1, MAX_GROUP_COUNT)},
+                },
+                "spares": _whole(0, MAX_GROUP_COUNT, "a number of hot spare servers"),
+                "failures": {"type": "array", "maxItems": MAX_ITEMS, "items": _FAILURE},
                 "in_network_reduction": {
                     "type": "object",
                     "additionalProperties": False,

@@ -22,7 +22,7 @@ from designer.paths import catalog_dir, user_config_dir
 
 CATALOG_FORMAT = "cluster-designer-catalog"
 CATALOG_VERSION = 1
-KINDS = ("accelerator", "cpu", "nic", "switch", "server", "rack", "medium")
+KINDS = ("accelerator", "cpu", "nic", "switch", "server", "rack", "medium", "storage")
 PRECISIONS = (
     "fp64", "fp64_tensor", "fp32", "tf32", "tf32_sparse", "bf16", "bf16_sparse",
     "fp8", "fp8_sparse", "int8", "int8_sparse",
@@ -102,6 +102,11 @@ _FIELDS: dict[str, dict[str, dict]] = {
             "mesh": {"type": "boolean"}, "domain_servers": _count(1, 1_000_000)}},
     },
     "rack": {"height_u": _positive(100, "U"), "power_budget_kw": _positive(10_000, "kW")},
+    # A parallel file system or object store the cluster checkpoints to (a design's `storage` setting).
+    "storage": {
+        "read_gb_per_s": _positive(1e6, "GB/s"), "write_gb_per_s": _positive(1e6, "GB/s"),
+        "capacity_tb": _figure(1e7, "TB"), "height_u": _figure(100, "U"), "power_w": _figure(1e6, "W"),
+    },
     "medium": {
         "family": {"enum": list(FAMILIES)}, "tier": {"enum": list(TIERS)}, "lane_gb_per_s": _positive(1e5, "GB/s"),
         "latency_ns": _figure(1e9, "ns"), "lanes_per_cable": _count(0, 4096), "transceivers_per_cable": _count(0, 16),
@@ -116,6 +121,7 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "server": ("height_u", "system_power_w", "accelerator_slots"),
     "rack": ("height_u", "power_budget_kw"),
     "medium": ("lane_gb_per_s", "latency_ns", "tier"),
+    "storage": ("read_gb_per_s", "write_gb_per_s"),
 }
 CATALOG_SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",

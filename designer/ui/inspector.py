@@ -9,11 +9,14 @@ part's catalogue figures are read-only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtWidgets import (QSizePolicy, QComboBox, QFormLayout, QLabel, QLineEdit, QPushButton, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget, QAbstractItemView, QHeaderView)
 
 from designer.document.document import Document
+from designer.engine.failures import BlastRadius, blast_radius, failed_targets
 from designer.model.edits import Edit
 from designer.model.part_change import check_part_change
 
@@ -21,6 +24,9 @@ _BAD = "QLineEdit { border: 2px solid #d50000; background: #fff0f0; }"
 
 
 class Inspector(QWidget):
+    # Where the blast radius comes from: the scene's cache (None: computed here, on the UI thread).
+    blast_source: Callable[[str], BlastRadius | None] | None = None
+
     def __init__(self, document: Document, parent=None):
         super().__init__(parent)
         self.document = document
@@ -133,6 +139,7 @@ class Inspector(QWidget):
                 self._show_figures(item.part)
             self._readonly("Position", f"{item.x:g}, {item.y:g}")
             self._readonly("Links", str(len(design.links_of(item.id))))
+            self._failure_rows(design, item.id)
         elif self.link_id:
             link = design.links[self.link_id]
             a, b = design.items[link.a], design.items[link.b]
@@ -181,6 +188,15 @@ class Inspector(QWidget):
         combo.activated.connect(lambda index: self._commit_link("match", choices[index]))
         self.form.addRow("Copies joined", combo)
         self.fields["match"] = combo
+
+    def _failure_rows(self, design, item_id: str) -> None:
+        """What failing one copy of the item would do, and whether a what-if marks it failed."""
+        radius = self.blast_source(item_id) if self.blast_source is not None else blast_radius(design, item_id)
+        self._readonly("Blast radius", radius.text() if radius is not None else "computing…")
+        self.fields["blast_radius"] = self.form.itemAt(self.form.rowCount() - 1,
+                                                       QFormLayout.ItemRole.FieldRole).widget()
+        if item_id in failed_targets(design):
+            self._readonly("What-if", "Marked failed (right-click ▸ Restore)")
 
     def _readonly(self, label: str, text: str) -> None:
         value = QLabel(text)

@@ -25,9 +25,11 @@ from designer.canvas.export import PngExport, export_vector
 from designer.canvas.scene import DesignScene
 from designer.canvas.view import DesignView
 from designer.document.document import Document
+from designer.engine.failures import Failure, failed_targets
 from designer.io.autosave import Orphan, find_orphans
 from designer.io.examples import example_summaries, is_example
 from designer.io.files import SUFFIX, load_design, save_design
+from designer.model import edits
 from designer.model.catalog import Catalog, default_catalog
 from designer.model.design import Design
 from designer.model.errors import DesignerError
@@ -114,10 +116,13 @@ class MainWindow(QMainWindow):
         self.view.fileDropped.connect(self.open_path_interactive)
         self.results.findingActivated.connect(self.select_finding)
         self.results.workloadChanged.connect(self._on_workload)
+        self.results.sparesChanged.connect(
+            lambda spares: self.document.set_setting("spares", spares or None, "Change hot spares"))
         self.results.phaseChosen.connect(self._on_overlay_phase)
         self.palette.partActivated.connect(self.place_part)
 
         self._build_actions()
+        self._build_failure_actions()
         self._build_menus()
         self._update_title()
         self._on_selection()
@@ -306,6 +311,56 @@ class MainWindow(QMainWindow):
         self.act_group.setEnabled(bool(items))
         self.act_rename.setEnabled(len(items) == 1)
         self.act_ungroup.setEnabled(any(design.items[i].kind == "group" for i in items))
+        self._update_failure_actions(items, links)
+
+    # --- failure what-if --------------------------------------------------------------------------
+    def _build_failure_actions(self) -> None:
+        """Right-click ▸ Fail / Fail One Copy / Restore: marks in `settings["failures"]`, one undo
+        step each; the engine then adds the degraded figures (Goodput tab). The inspector takes
+        the blast radius from the scene's cache."""
+        a = self._action
+        a("fail", "&Fail", lambda: self.mark_failed(None), None,
+          "What-if: take the selection (every copy) out of service and compare with the healthy design")
+        a("fail_one", "Fail &One Copy", lambda: self.mark_failed(1), None,
+          "What-if: take one copy of the selected item out of service")
+        a("restore", "&Restore", self.restore_failed, None, "Put the selection back in service")
+        self.inspector.blast_source = self.scene.blast_radius
+        self.scene.blastReady.connect(self.inspector.refresh)
+        for name in ("fail", "fail_one", "restore"):
+            action = getattr(self, f"act_{name}")
+            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            self.removeAction(action)
+            self.view.addAction(action)
+
+    def _update_failure_actions(self, items: list[str], links: list[str]) -> None:
+        design = self.document.design
+        marked = failed_targets(design)
+        chosen = list(edits.outermost(design, items)) + links
+        self.act_fail.setEnabled(any(i not in marked for i in chosen))
+        self.act_fail_one.setEnabled(any(i not in marked and design.multiplicity(i) > 1 for i in items))
+        self.act_restore.setEnabled(any(i in marked for i in items + links))
+
+    def mark_failed(self, copies: int | None) -> None:
+        design = self.document.design
+        items, links = self.scene.selection()
+        marked = failed_targets(design)
+        chosen = [i for i in edits.outermost(design, [i for i in items if i in design.items]) if i not in marked]
+        if copies is None:
+            chosen += [i for i in links if i in design.links and i not in marked]
+        else:
+            chosen = [i for i in chosen if design.multiplicity(i) > copies]
+        if not chosen:
+            return
+        entries = list(design.settings.get("failures") or [])
+        entries += [Failure(i, copies).setting() for i in chosen]
+        self.document.set_setting("failures", entries, "Fail" if copies is None else "Fail One Copy")
+
+    def restore_failed(self) -> None:
+        design = self.document.design
+        items, links = self.scene.selection()
+        chosen = set(items) | set(links)
+        entries = [e for e in design.settings.get("failures") or [] if e["target"] not in chosen]
+        self.document.set_setting("failures", entries or None, "Restore")
 
     def select_finding(self, item_id: str) -> None:
         target = self.scene.nodes.get(item_id) or self.scene.link_items.get(item_id)

@@ -443,9 +443,21 @@ def _unwrapped(text: str) -> str:
     return "\n\n".join(" ".join(p.split()) for p in text.split("\n\n"))
 
 
+def _with_storage(design: Design) -> Design:
+    """Checkpoint storage and hot spares for the goodput model (docs/goodput.md): one DDN AI400X2
+    (65 GB/s write) per 256 accelerators, at least one, as NVIDIA sizes DGX SuperPOD storage per
+    scalable unit of 32 DGX; hot spare servers 2 % of the servers, at least one. The examples'
+    sources describe neither."""
+    accelerators = sum(design.multiplicity(i.id) for i in design.items.values() if i.kind == "accelerator")
+    servers = sum(design.multiplicity(i.id) for i in design.items.values() if i.kind == "server")
+    design.settings["storage"] = {"part": "ddn-ai400x2", "count": max(1, -(-accelerators // 256))}
+    design.settings["spares"] = max(1, -(-servers * 2 // 100))
+    return design
+
+
 def build(example_id: str, catalog: Catalog | None = None) -> Design:
     catalog = catalog or load_catalog(include_user=False)
-    design = EXAMPLES[example_id](catalog)
+    design = _with_storage(EXAMPLES[example_id](catalog))
     design.description = _unwrapped(design.description)
     return tidy_in_place(design)  # the generators' designs are tidy; the edits above may not be
 

@@ -20,6 +20,7 @@ from designer.document.turns import later
 from designer.engine.result import Result
 from designer.ui.results.collectives import CollectivesTab
 from designer.ui.results.formatting import NOT_COMPUTED, si
+from designer.ui.results.goodput import GoodputTab
 from designer.ui.results.lint import LintTab
 from designer.ui.results.summary import SummaryTab
 from designer.ui.results.training import TrainingTab
@@ -27,9 +28,10 @@ from designer.ui.results.utilization import UtilizationTab
 
 
 class ResultsPanel(QWidget):
-    """Tabs: Summary, Collectives, Utilization, Training, Lint."""
+    """Tabs: Summary, Collectives, Utilization, Training, Goodput, Lint."""
 
     workloadChanged = Signal(dict)
+    sparesChanged = Signal(int)  # the Goodput tab's hot spare servers
     findingActivated = Signal(str)
     phaseChosen = Signal()  # the user chose another phase in the Utilization tab
 
@@ -54,14 +56,16 @@ class ResultsPanel(QWidget):
         self.utilization = UtilizationTab()
         self.training = TrainingTab()
         self.lint = LintTab(self.tabs)
+        self.goodput = GoodputTab()
         self.sections = {"summary": self.summary, "collectives": self.collectives, "utilization": self.utilization,
-                         "training": self.training, "lint": self.lint}  # in tab order
+                         "training": self.training, "goodput": self.goodput, "lint": self.lint}  # in tab order
         for tab in self.sections.values():
             self.tabs.addTab(tab.page, tab.title)
             tab.message_page.show_message(f"{tab.subject} {NOT_COMPUTED}")
         self.training_page = self.training.page
         self.model_combo = self.training.workload_form.model_combo
         self.training.workload_form.changed.connect(self.workloadChanged)
+        self.goodput.sparesChanged.connect(self.sparesChanged)
         self.lint.findingActivated.connect(self.findingActivated)
         self.utilization.phase_combo.currentIndexChanged.connect(lambda _i: self.phaseChosen.emit())
         self._stale: set[str] = set()

@@ -1,0 +1,530 @@
+"""Failure what-ifs: take parts out of service and evaluate what is left.
+
+A failure names an item, a link or a link medium, and how many of its physical copies fail: all
+of them, a count ("1 of 16 spines": `spines.sw:1`) or a percentage ("2 % of the NDR optics":
+`ib-ndr:2%`). The design's `settings["failures"]` holds them (`{"target": ID, "copies": N}` or
+`{"target": ID, "percent": P}`; neither means every copy); the CLI adds `--fail ID[:copies]`.
+
+The degraded design is built on a copy, never the user's design:
+
+- a failed copy of an item inside replicated groups is split out: the outermost replicated group
+  above it loses a copy, and a copy of its own (ids suffixed ":f1", ":f2"...) holds the failure, so
+  one NIC of one server fails without touching the other 127;
+- every copy of an item failed removes it, with what it holds and its links;
+- failed copies of a link take their share of its lanes away (the engine spreads traffic evenly
+  over a link's copies), all of them remove it;
+- accelerators no longer connected to the largest set are cut off: the job shrinks to that set.
+
+`degraded()` evaluates what is left with the same model (and plan where it still fits; else the
+best plan that does) and returns each figure next to the healthy one (`sections.Degraded`).
+`blast_radius()` says, from the drawn graph alone, how many accelerators one failed copy of an item
+cuts off and how many more lose bandwidth.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, replace
+
+from designer.engine.result import Result, rounded
+from designer.engine.sections import Comparison, Degraded, Network, Plan
+from designer.engine.workloads import WorkloadError
+from designer.model.catalog import Catalog
+from designer.model.design import Design, Link
+from designer.model.errors import DesignError
+
+_FAILURE_TEXT = re.compile(
+    r"^(?P<target>[A-Za-z0-9][A-Za-z0-9_.:-]*?)(?::(?P<amount>[0-9]+(?:\.[0-9]+)?)(?P<percent>%)?)?$")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """`target` out of service: every copy (copies and percent None), `copies` of them, or
+    `percent` of them (at least one)."""
+
+    target: str
+    copies: int | None = None
+    percent: float | None = None
+
+    def text(self) -> str:
+        if self.copies is not None:
+            return f"{self.target}:{self.copies}"
+        if self.percent is not None:
+            return f"{self.target}:{self.percent:g}%"
+        return self.target
+
+    def setting(self) -> dict:
+        """The entry of `settings["failures"]`."""
+        out: dict = {"target": self.target}
+        if self.copies is not None:
+            out["copies"] = self.copies
+        if self.percent is not None:
+            out["percent"] = self.percent
+        return out
+
+    def failed_of(self, total: int) -> int:
+        """How many of `total` physical copies fail."""
+        if self.copies is not None:
+            return min(total, self.copies)
+        if self.percent is not None:
+            return min(total, max(1, round(total * self.percent / 100)))
+        return total
+
+
+def parse_failure(text: str) -> Failure:
+    """"ID", "ID:3" or "ID:2%" (the CLI's --fail); a bad text raises ValueError saying what fits."""
+    match = _FAILURE_TEXT.match(text.strip())
+    if match is None:
+        raise ValueError(f"expected ID, ID:COPIES or ID:PERCENT% (like spines.sw:1 or ib-ndr:2%), got '{text}'")
+    amount = match.group("amount")
+    if amount is None:
+        return Failure(match.group("target"))
+    if match.group("percent"):
+        percent = float(amount)
+        if not 0 < percent <= 100:
+            raise ValueError(f"a percentage of copies is above 0 and at most 100, got '{text}'")
+        return Failure(match.group("target"), percent=percent)
+    if "." in amount or int(amount) < 1:
+        raise ValueError(f"a count of copies is a whole number of at least 1, got '{text}'")
+    return Failure(match.group("target"), copies=int(amount))
+
+
+def failures_of(design: Design) -> list[Failure]:
+    """The failures a design's settings mark."""
+    return [Failure(entry["target"], entry.get("copies"), entry.get("percent"))
+            for entry in design.settings.get("failures") or ()]
+
+
+def failed_targets(design: Design) -> set[str]:
+    """Ids of the items and links a design marks failed (whole or in part)."""
+    return {entry["target"] for entry in design.settings.get("failures") or ()}
+
+
+# -- the degraded design --------------------------------------------------------------------------
+
+class _Degrader:
+    """Applies failures to a private copy of a design's items and links."""
+
+    def __init__(self, design: Design, catalog: Catalog):
+        settings = {k: copy.deepcopy(v) for k, v in design.settings.items() if k != "failures"}
+        self.design = Design(design.name, design.description, dict(design.items), dict(design.links), settings)
+        self.catalog = catalog
+        self.splits = 0
+
+    def apply(self, failure: Failure) -> None:
+        d = self.design
+        if failure.target in d.items:
+            item = d.items[failure.target]
+            self.fail_item(item.id, failure.failed_of(d.multiplicity(item.id)))
+        elif failure.target in d.links:
+            link = d.links[failure.target]
+            self.fail_link(link, failure.failed_of(d.link_copies(link).instances))
+        elif failure.target in self.catalog and self.catalog[failure.target].kind == "medium":
+            for link in [l for l in d.links.values() if l.medium == failure.target]:
+                self.fail_link(link, failure.failed_of(d.link_copies(link).instances))
+        else:
+            raise DesignError(f"failure '{failure.text()}': no item, link or link medium '{failure.target}' "
+                              "in the design")
+
+    def fail_link(self, link: Link, failed: int) -> None:
+        total = self.design.link_copies(link).instances
+        if failed >= total:
+            del self.design.links[link.id]
+        else:
+            # Lanes become fractional: the engine spreads a link's traffic evenly over its copies.
+            self.design.links[link.id] = replace(link, lanes=link.lanes * (total - failed) / total)
+
+    def fail_item(self, item_id: str, failed: int) -> None:
+        d = self.design
+        total = d.multiplicity(item_id)
+        if failed >= total:
+            self.remove(item_id)
+            return
+        chain = [item_id] + [a.id for a in d.ancestors(item_id)]
+        outer = next(i for i in reversed(chain) if d.items[i].count > 1)
+        for link in d.links.values():
+            if link.match is not None and outer in link.match:
+                raise DesignError(f"failure of '{item_id}': its group '{outer}' is matched copy for copy with "
+                                  f"'{[g for g in link.match if g != outer][0]}' by link '{link.id}'; fail a whole "
+                                  "copy of both or every copy")
+        count = d.items[outer].count
+        per_copy = total // count
+        if outer == item_id:
+            d.items[outer] = replace(d.items[outer], count=count - failed)
+            return
+        whole, rest = divmod(failed, per_copy)
+        if whole:
+            self.remove(self.clone(outer, whole)[item_id])
+        if rest:
+            self.fail_item(self.clone(outer, 1)[item_id], rest)
+        left = count - whole - (1 if rest else 0)
+        if left:
+            d.items[outer] = replace(d.items[outer], count=left)
+        else:
+            self.remove(outer)
+
+    def clone(self, root: str, count: int) -> dict[str, str]:
+        """A sibling copy of `root`'s subtree with `count` copies, and its links; old id → new id."""
+        d = self.design
+        self.splits += 1
+        tag = f":f{self.splits}"
+        index = d.children_index()
+        inside = [d.items[root]] + d.descendants(root, index)
+        ids = {item.id: item.id + tag for item in inside}
+        for item in inside:
+            d.items[ids[item.id]] = replace(item, id=ids[item.id], parent=ids.get(item.parent, item.parent),
+                                            count=count if item.id == root else item.count)
+        for link in [l for l in d.links.values() if l.a in ids or l.b in ids]:
+            match = tuple(ids.get(g, g) for g in link.match) if link.match is not None else None
+            new = replace(link, id=link.id + tag, a=ids.get(link.a, link.a), b=ids.get(link.b, link.b), match=match)
+            d.links[new.id] = new
+        return ids
+
+    def remove(self, item_id: str) -> None:
+        d = self.design
+        gone = {item_id} | {i.id for i in d.descendants(item_id)}
+        for i in gone:
+            del d.items[i]
+        for link_id in [l.id for l in d.links.values() if l.a in gone or l.b in gone]:
+            del d.links[link_id]
+
+
+def components(design: Design) -> list[tuple[int, int, set[str]]]:
+    """Connected sets of accelerators: (accelerators in one physical copy, physical copies, drawn
+    items), largest first. A drawn set inside a replicated group with no link out of it stands for
+    one island per copy of the group."""
+    items = design.items
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        root = x
+        while parent.get(root, root) != root:
+            root = parent[root]
+        while parent.get(x, x) != root:
+            parent[x], x = root, parent[x]
+        return root
+
+    linked: set[str] = set()
+    for link in design.links.values():
+        if link.a in items and link.b in items and "cpu" not in (items[link.a].kind, items[link.b].kind):
+            linked.update((link.a, link.b))
+            ra, rb = find(link.a), find(link.b)
+            if ra != rb:
+                parent[ra] = rb
+    chains = design.chains()
+    members: dict[str, set[str]] = {}
+    for item_id in items:
+        if items[item_id].kind == "accelerator" or item_id in linked:
+            members.setdefault(find(item_id), set()).add(item_id)
+    mult: dict[str, int] = {}
+
+    def multiplicity(item_id: str) -> int:
+        hit = mult.get(item_id)
+        if hit is None:
+            hit = mult[item_id] = items[item_id].count * (multiplicity(items[item_id].parent)
+                                                          if items[item_id].parent else 1)
+        return hit
+
+    out = []
+    for group in members.values():
+        accelerators = sum(multiplicity(i) for i in group if items[i].kind == "accelerator")
+        if not accelerators:
+            continue
+        common = None
+        for i in group:
+            chain = chains[i]
+            common = list(chain) if common is None else [c for c in common if c in chain]
+        # The lowest container holding the whole set: its copies are separate islands.
+        islands = multiplicity(common[0]) if common else 1
+        out.append((accelerators // islands, islands, group))
+    out.sort(key=lambda c: -c[0])
+    return out
+
+
+def _hop_levels(design: Design) -> dict[str, int]:
+    """Drawn hops from the nearest accelerator, for every linked item."""
+    neighbours: dict[str, set[str]] = {}
+    for link in design.links.values():
+        neighbours.setdefault(link.a, set()).add(link.b)
+        neighbours.setdefault(link.b, set()).add(link.a)
+    level = {i: 0 for i, it in design.items.items() if it.kind == "accelerator"}
+    frontier = list(level)
+    while frontier:
+        nxt = []
+        for node in frontier:
+            for other in neighbours.get(node, ()):
+                if other not in level:
+                    level[other] = level[node] + 1
+                    nxt.append(other)
+        frontier = nxt
+    return level
+
+
+def _drop_dead_ends(design: Design, healthy_level: dict[str, int]) -> None:
+    """Remove switches left with no link down towards the accelerators (a leaf whose NICs all
+    failed): traffic never climbs through them, and left in they would count one level higher in
+    the oversubscription table. One pass per tier that empties."""
+    items = design.items
+    while True:
+        down, linked = set(), set()
+        for link in design.links.values():
+            linked.update((link.a, link.b))
+            for end, other in ((link.a, link.b), (link.b, link.a)):
+                if healthy_level.get(other, 1 << 30) < healthy_level.get(end, 0):
+                    down.add(end)
+        dead = [i for i in linked - down if items[i].kind == "switch" and healthy_level.get(i, 0) > 0]
+        if not dead:
+            return
+        gone = set(dead)
+        for i in dead:
+            del items[i]
+        for link_id in [l.id for l in design.links.values() if l.a in gone or l.b in gone]:
+            del design.links[link_id]
+
+
+def degraded_design(design: Design, catalog: Catalog, failures: list[Failure]) -> tuple[Design, int, str | None]:
+    """The design with `failures` applied and the job shrunk to the largest connected set of
+    accelerators: (design, accelerators cut off by the failures, a note or None)."""
+    healthy = components(design)
+    total = sum(size * islands for size, islands, _ in healthy)
+    degrader = _Degrader(design, catalog)
+    for failure in failures:
+        degrader.apply(failure)
+    d = degrader.design
+    _drop_dead_ends(d, _hop_levels(design))
+    left = components(d)
+    remaining = sum(size * islands for size, islands, _ in left)
+    if not healthy or healthy[0][0] < total:
+        return d, total - remaining, "the healthy design's accelerators are not all connected: none is cut off"
+    if not left:
+        return d, total, "no accelerator is left"
+    size, islands, keep = left[0]
+    for _, _, group in left[1:]:
+        for item_id in group:
+            if d.items.get(item_id) is not None and d.items[item_id].kind == "accelerator":
+                degrader.remove(item_id)
+    if islands > 1:
+        # One island runs the job: the containers that replicate it keep one copy.
+        chains = d.chains()
+        common = None
+        for i in keep:
+            common = list(chains[i]) if common is None else [c for c in common if c in chains[i]]
+        for container in common or ():
+            if d.items[container].count > 1:
+                d.items[container] = replace(d.items[container], count=1)
+    return d, total - size, None
+
+
+# -- comparison -------------------------------------------------------------------------------
+
+def _bisection_estimate(network: Network) -> float | None:
+    """The engine's scale-out bisection from a result's boundary cuts, with copies counted as a
+    fraction where a failure left an uneven number (the engine rounds them down)."""
+    if network.scale_out is None:
+        return None
+    total = network.accelerators
+    domain = network.scale_up.domain_accelerators if network.scale_up else 1
+    best = None
+    for b in network.boundaries:
+        if b.cut_gb_per_s is None or b.item is None or b.copies < 2 or b.accelerators < max(1, domain):
+            continue
+        copies = total / b.accelerators
+        if copies < 2:
+            continue
+        value = copies / 2 * b.cut_gb_per_s
+        best = value if best is None else min(best, value)
+    if best is not None and network.scale_out.injection_gb_per_s:
+        best = min(best, total / 2 * network.scale_out.injection_gb_per_s)
+    return best
+
+
+def _worst_oversubscription(network: Network) -> float | None:
+    if network.scale_out is None:
+        return None
+    ratios = [level.oversubscription for level in network.scale_out.oversubscription if level.oversubscription]
+    return max(ratios) if ratios else None
+
+
+def _largest_collective(result: Result):
+    rows = [r for r in result.collectives if r.algorithm == "auto"] or list(result.collectives)
+    return max(rows, key=lambda r: r.bytes) if rows else None
+
+
+def comparisons(healthy: Result, degraded: Result) -> tuple[Comparison, ...]:
+    """Each compared figure, healthy next to degraded."""
+    h_net, d_net = healthy.network, degraded.network
+    h_bis = h_net.scale_out.bisection_gb_per_s if h_net.scale_out else None
+    d_bis = d_net.scale_out.bisection_gb_per_s if d_net.scale_out else None
+    estimate_h, estimate_d = _bisection_estimate(h_net), _bisection_estimate(d_net)
+    if h_bis is not None and estimate_h and estimate_d is not None:
+        d_bis = h_bis * estimate_d / estimate_h
+    h_row, d_row = _largest_collective(healthy), _largest_collective(degraded)
+    h_tr, d_tr = healthy.training, degraded.training
+    h_gp, d_gp = healthy.goodput, degraded.goodput
+
+    def out_of(network: Network, name: str):
+        return getattr(network.scale_out, name) if network.scale_out else None
+
+    rows = [
+        ("Accelerators in the job", "", h_net.accelerators, d_net.accelerators),
+        ("Scale-out bisection", "GB/s", h_bis, rounded(d_bis)),
+        ("Scale-up domain bisection", "GB/s", h_net.scale_up.bisection_gb_per_s if h_net.scale_up else None,
+         d_net.scale_up.bisection_gb_per_s if d_net.scale_up else None),
+        ("Worst oversubscription", ":1", _worst_oversubscription(h_net), _worst_oversubscription(d_net)),
+        ("Scale-out injection per accelerator (achieved)", "GB/s", out_of(h_net, "achieved_injection_gb_per_s"),
+         out_of(d_net, "achieved_injection_gb_per_s")),
+    ]
+    if h_row is not None:
+        label = f"{h_row.op} {h_row.bytes / 2 ** 30:g} GiB time"
+        rows.append((label, "s", h_row.time_s, d_row.time_s if d_row is not None else None))
+        rows.append((f"{h_row.op} {h_row.bytes / 2 ** 30:g} GiB bus bandwidth", "GB/s", h_row.busbw_gb_per_s,
+                     d_row.busbw_gb_per_s if d_row is not None else None))
+    rows += [
+        ("Training step time", "s", h_tr.step_time_s, d_tr.step_time_s),
+        ("Tokens per second", "tokens/s", h_tr.tokens_per_s, d_tr.tokens_per_s),
+        ("MFU", "", h_tr.mfu, d_tr.mfu),
+        ("Days to train (no failures)", "days", h_tr.days, d_tr.days),
+        ("Interruptions per day", "/day", h_gp.interruptions_per_day if h_gp else None,
+         d_gp.interruptions_per_day if d_gp else None),
+        ("Effective training time ratio", "", h_gp.effective_ratio if h_gp else None,
+         d_gp.effective_ratio if d_gp else None),
+        ("Days to train (with failures)", "days", h_gp.days if h_gp else None, d_gp.days if d_gp else None),
+    ]
+    return tuple(Comparison(name, unit, h, d) for name, unit, h, d in rows)
+
+
+def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, evaluate, model: dict) -> Degraded:
+    """Evaluate the design with its failures (`settings["failures"]`) applied, next to `healthy`.
+    `evaluate` is the engine's entry point (passed in: it calls this module); `model` the healthy
+    job's model, kept (a preset sized to the design would change with its size)."""
+    failures = failures_of(design)
+    texts = tuple(f.text() for f in failures)
+    try:
+        broken, cut_off, note = degraded_design(design, catalog, failures)
+    except DesignError as exc:
+        return Degraded(texts, healthy.network.accelerators, 0, (), None, why=str(exc))
+    training = {**(workload.get("training") or {}), "model": model}
+    plan_note = None
+    try:
+        result = evaluate(broken, catalog, {**workload, "training": training})
+        fitted = result.training.timed or training.get("plan") in (None, "auto")
+    except WorkloadError:
+        fitted = False
+    if not fitted:
+        # A fixed plan sized for the healthy design: the best plan for what is left.
+        result = evaluate(broken, catalog, {**workload, "training": {**training, "plan": "auto"}})
+        plan_note = "the healthy plan no longer fits: the best plan that does"
+    plan = result.training.plan if isinstance(result.training.plan, Plan | str) else None
+    why = "; ".join(filter(None, (note, plan_note))) or None
+    return Degraded(texts, result.network.accelerators, cut_off, comparisons(healthy, result), plan, why=why)
+
+
+# -- blast radius -----------------------------------------------------------------------------
+
+# Above this many drawn items the connectivity check (a pass over the design per item asked) is
+# skipped; what the item holds and what it serves are still counted.
+BLAST_CONNECTIVITY_MAX_ITEMS = 5_000
+
+
+@dataclass(frozen=True)
+class BlastRadius:
+    """What one failed copy of an item does: accelerators cut off (inside it, or left with no path
+    to the others) and accelerators that stay connected but lose bandwidth (those it serves: what
+    a switch reaches going down towards the accelerators). `checked` is False when the design was
+    too big to check connectivity."""
+
+    cut_off: int
+    slowed: int
+    checked: bool = True
+
+    def text(self) -> str:
+        out = f"{self.cut_off:,} accelerator{'s' if self.cut_off != 1 else ''} cut off, {self.slowed:,} slowed"
+        return out if self.checked else out + " (connectivity not checked: design too big)"
+
+
+class BlastIndex:
+    """What `blast_radius` needs of a whole design, built once (one pass over items and links):
+    the app builds it off the UI thread for a big design, then asks per item."""
+
+    def __init__(self, design: Design):
+        self.design = design
+        items = design.items
+        self.chains = design.chains()
+        self.children = design.children_index()
+        self.mult: dict[str, int] = {}
+        self.neighbours: dict[str, set[str]] = {}
+        for link in design.links.values():
+            self.neighbours.setdefault(link.a, set()).add(link.b)
+            self.neighbours.setdefault(link.b, set()).add(link.a)
+        # Hops from the nearest accelerator: "down" is towards a lower level.
+        self.level = {i: 0 for i, it in items.items() if it.kind == "accelerator"}
+        frontier = list(self.level)
+        while frontier:
+            nxt = []
+            for node in frontier:
+                for other in self.neighbours.get(node, ()):
+                    if other not in self.level:
+                        self.level[other] = self.level[node] + 1
+                        nxt.append(other)
+            frontier = nxt
+        self.checked = len(items) <= BLAST_CONNECTIVITY_MAX_ITEMS
+        self.healthy = components(design) if self.checked else []
+
+    def multiplicity(self, item_id: str) -> int:
+        hit = self.mult.get(item_id)
+        if hit is None:
+            item = self.design.items[item_id]
+            hit = self.mult[item_id] = item.count * (self.multiplicity(item.parent) if item.parent else 1)
+        return hit
+
+    def radius(self, item_id: str) -> BlastRadius:
+        items, chains = self.design.items, self.chains
+        own = self.multiplicity(item_id)
+        inside = {item_id} | {i.id for i in self.design.descendants(item_id, self.children)}
+        held = sum(self.multiplicity(i) for i in inside if items[i].kind == "accelerator") // own
+        cut = held
+        if self.checked and self.healthy:
+            total = sum(size * islands for size, islands, _ in self.healthy)
+            if self.healthy[0][0] == total:
+                links = self.design.links
+                rest = Design(self.design.name, "", {i: it for i, it in items.items() if i not in inside},
+                              {k: l for k, l in links.items() if l.a not in inside and l.b not in inside})
+                left = components(rest)
+                lost = total - (left[0][0] if left else 0) - held * own
+                outer = next((i for i in reversed(chains[item_id]) if items[i].count > 1), None)
+                holds_compute = outer is not None and any(
+                    items[i].kind == "accelerator" and outer in chains[i] for i in items)
+                if own == 1:
+                    cut += lost
+                elif holds_compute:
+                    cut += round(lost / own)
+                # Otherwise its copies are parallel paths (a spine of 16): one failing cuts nothing.
+        served: set[str] = set()
+        level = self.level
+        stack = [i for i in inside if i in level and items[i].kind != "accelerator"]
+        seen = set(stack)
+        while stack:
+            node = stack.pop()
+            for other in self.neighbours.get(node, ()):
+                if other in seen or level.get(other, 1 << 30) >= level[node]:
+                    continue
+                seen.add(other)
+                if items[other].kind == "accelerator":
+                    served.add(other)
+                else:
+                    stack.append(other)
+        item_chain = set(chains[item_id])
+
+        def per_copy(accelerator: str) -> int:
+            """Copies of an accelerator in one copy of what it shares with the failed item."""
+            common = next((c for c in chains[accelerator] if c in item_chain), None)
+            return self.multiplicity(accelerator) // (self.multiplicity(common) if common else 1)
+
+        slowed = sum(per_copy(a) for a in served if a not in inside)
+        return BlastRadius(cut, max(0, slowed - (cut - held)), self.checked)
+
+
+def blast_radius(design: Design, item_id: str) -> BlastRadius:
+    """What one failed copy of an item does (`BlastIndex(design).radius(item_id)`)."""
+    return BlastIndex(design).radius(item_id)

@@ -1,0 +1,141 @@
+"""The Goodput tab: how much of the wall clock the job trains (interruptions, checkpoints,
+restarts, effective ratio) and, when parts are marked failed, every compared figure of the
+degraded design next to the healthy one with the difference."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QHeaderView, QLabel, QSpinBox, QTableWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget)
+
+from designer.canvas import colors
+from designer.engine.result import Result
+from designer.ui.results.placeholder import Placeholder
+
+
+def _figure(value) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, int) or float(value).is_integer() and abs(value) >= 10:
+        return f"{value:,.0f}"
+    return f"{value:,.4g}"
+
+
+def _table(columns: list[str]) -> QTableWidget:
+    table = QTableWidget(0, len(columns))
+    table.setHorizontalHeaderLabels(columns)
+    table.verticalHeader().setVisible(False)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setAlternatingRowColors(True)
+    table.setShowGrid(False)
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+    for c in range(1, len(columns)):
+        header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
+    table.verticalHeader().setDefaultSectionSize(22)
+    return table
+
+
+def _fill(table: QTableWidget, rows: list[list[str]], tints: dict[tuple[int, int], str] | None = None) -> None:
+    table.setRowCount(len(rows))
+    right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+    for r, row in enumerate(rows):
+        for c, text in enumerate(row):
+            cell = QTableWidgetItem(text)
+            if c:
+                cell.setTextAlignment(right)
+            tint = (tints or {}).get((r, c))
+            if tint:
+                cell.setForeground(QBrush(QColor(tint)))
+            table.setItem(r, c, cell)
+
+
+class GoodputTab(QObject):
+    title = "Goodput"
+    subject = "Goodput"
+    sparesChanged = Signal(int)  # the user chose another number of hot spare servers
+
+    def __init__(self) -> None:
+        super().__init__()
+        host = QWidget()
+        layout = QVBoxLayout(host)
+        layout.setContentsMargins(0, 0, 0, 0)
+        form = QFormLayout()
+        self.spares = QSpinBox()
+        self.spares.setObjectName("goodputSpares")
+        self.spares.setRange(0, 1_000_000)
+        self.spares.setKeyboardTracking(False)
+        self.spares.setToolTip("Spare servers kept powered and ready: a failed server is swapped for one "
+                               "instead of waited for (saved with the design, undoable)")
+        self.spares.valueChanged.connect(self._spares_edited)
+        form.addRow("Hot spare servers", self.spares)
+        layout.addLayout(form)
+        self.goodput_table = _table(["Goodput", "Value", "Unit"])
+        layout.addWidget(self.goodput_table, 1)
+        self.whatif_label = QLabel()
+        self.whatif_label.setWordWrap(True)
+        layout.addWidget(self.whatif_label)
+        self.degraded_table = _table(["What-if figure", "Healthy", "Degraded", "Change"])
+        self.degraded_table.setObjectName("degradedTable")
+        layout.addWidget(self.degraded_table, 2)
+        self.page = Placeholder(host)
+        self.message_page = self.page
+
+    def show(self, result: Result) -> None:
+        g = result.goodput
+        if g is None:
+            self.page.show_message("Goodput not computed")
+            return
+        rows = [["Interruptions per day", _figure(g.interruptions_per_day), "/day"],
+                ["Mean time between interruptions", _figure(g.mtbi_hours), "h"]]
+        rows += [[f"  from {name}", _figure(value), "/day"] for name, value in g.by_class.items()]
+        rows += [["Storage", g.storage or "none", ""], ["Checkpoint size", _figure(g.checkpoint_gb), "GB"],
+                 ["Checkpoint write", _figure(g.checkpoint_write_s), "s"],
+                 ["Checkpoint interval (Young/Daly)", _figure(g.checkpoint_interval_s), "s"],
+                 ["Chance a spare is free", _figure(g.spare_found), ""],
+                 ["Restart and recovery per interruption", _figure(g.restart_s), "s"],
+                 ["Effective training time ratio", _figure(g.effective_ratio), ""],
+                 ["Days to train, with failures", _figure(g.days), "days"]]
+        if g.why:
+            rows.append(["Why some figures are missing", g.why, ""])
+        _fill(self.goodput_table, rows)
+        self._showing = True
+        self.spares.setValue(g.spares)
+        self._showing = False
+        self._show_degraded(result)
+        self.page.show_content()
+
+    def _spares_edited(self, value: int) -> None:
+        if not getattr(self, "_showing", False):
+            self.sparesChanged.emit(value)
+
+    def _show_degraded(self, result: Result) -> None:
+        d = result.degraded
+        if d is None:
+            self.whatif_label.setText("No part is marked failed. Right-click an item or link ▸ Fail to see what a "
+                                      "failure does.")
+            self.degraded_table.setRowCount(0)
+            self.degraded_table.hide()
+            return
+        self.degraded_table.show()
+        text = (f"<b style='color:{colors.FAILED}'>What-if: {', '.join(d.failures)} failed</b> — "
+                f"{d.accelerators:,} accelerators run the job, {d.cut_off:,} cut off.")
+        if d.why:
+            text += f" {d.why}."
+        self.whatif_label.setText(text)
+        rows, tints = [], {}
+        for r, f in enumerate(d.figures):
+            change = f.change
+            change_text = "—" if change is None else ("±0" if change == 0 else f"{change:+,.4g}")
+            if change and f.healthy:
+                change_text += f" ({change / f.healthy:+.1%})"
+            rows.append([f"{f.figure} ({f.unit})" if f.unit else f.figure, _figure(f.healthy), _figure(f.degraded),
+                         change_text])
+            if change:
+                tints[(r, 3)] = colors.FAILED
+        _fill(self.degraded_table, rows, tints)
+
+    def rows_shown(self) -> list[tuple[str, ...]]:
+        t = self.degraded_table
+        return [tuple(t.item(r, c).text() for c in range(t.columnCount())) for r in range(t.rowCount())]

@@ -1,0 +1,134 @@
+"""Failure what-ifs in the app: right-click ▸ Fail is one undo step, the failed part is drawn
+struck through, the Goodput tab shows the degraded figures next to the healthy ones, and the
+blast radius is in the tooltip and the inspector."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QColor, QContextMenuEvent
+from PySide6.QtWidgets import QApplication, QGraphicsLineItem
+
+from designer.canvas import colors
+from designer.io.examples import resolve_design_path
+from designer.io.files import load_design
+from designer.model.catalog import default_catalog
+
+
+@pytest.fixture
+def superpod(make_window):
+    window = make_window(load_design(resolve_design_path("nvidia-superpod-h100-4su"), default_catalog()))
+    assert window.scheduler.wait_idle(30_000)
+    return window
+
+
+def right_click_and_choose(qtbot, window, item_id: str, text: str) -> None:
+    """Right-click the item on the canvas and click `text` in the menu that opens."""
+    view = window.view
+    node = window.scene.nodes[item_id]
+    view.ensureVisible(node.sceneBoundingRect())
+    pos = view.mapFromScene(node.sceneBoundingRect().center())
+    chosen = []
+
+    def choose():
+        menu = QApplication.activePopupWidget()
+        if menu is None:
+            QTimer.singleShot(10, choose)
+            return
+        action = next(a for a in menu.actions() if a.text().replace("&", "") == text)
+        chosen.append(action.isEnabled())
+        qtbot.mouseClick(menu, Qt.MouseButton.LeftButton, pos=menu.actionGeometry(action).center())
+
+    QTimer.singleShot(0, choose)
+    event = QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos, view.viewport().mapToGlobal(pos))
+    QApplication.sendEvent(view.viewport(), event)
+    assert chosen == [True]
+
+
+def strike_of(node):
+    lines = [child for child in node.childItems() if isinstance(child, QGraphicsLineItem)]
+    return lines[0] if lines else None
+
+
+def test_right_click_fail_is_an_undo_step_drawn_struck_through_and_compared(superpod, qtbot):
+    window = superpod
+    healthy_bisection = window.last_result.network.scale_out.bisection_gb_per_s
+    right_click_and_choose(qtbot, window, "spines.sw", "Fail One Copy")
+    assert window.document.design.settings["failures"] == [{"target": "spines.sw", "copies": 1}]
+    assert window.document.undo_stack.undoText() == "Fail One Copy"
+    node = window.scene.nodes["spines.sw"]
+    strike = strike_of(node)
+    assert strike is not None and strike.pen().color() == QColor(colors.FAILED)
+    assert window.scheduler.wait_idle(30_000)
+    qtbot.waitUntil(lambda: window.last_result.degraded is not None, timeout=30_000)
+    window.results.tabs.setCurrentWidget(window.results.goodput.page)
+    rows = {row[0]: row for row in window.results.goodput.rows_shown()}
+    bisection = rows["Scale-out bisection (GB/s)"]
+    assert bisection[1:3] == (f"{healthy_bisection:,.0f}", f"{healthy_bisection * 15 / 16:,.0f}")
+    assert bisection[3].startswith(f"{-healthy_bisection / 16:+,.4g}") and "(-6.2%)" in bisection[3]
+    assert rows["Accelerators in the job"][1:] == ("1,024", "1,024", "±0")
+    assert "spines.sw:1 failed" in window.results.goodput.whatif_label.text()
+
+    window.act_undo.trigger()
+    assert "failures" not in window.document.design.settings
+    assert strike_of(node) is None
+    assert window.scheduler.wait_idle(30_000)
+    qtbot.waitUntil(lambda: window.last_result.degraded is None, timeout=30_000)
+    assert window.results.goodput.rows_shown() == []
+
+
+def test_fail_a_link_then_restore(superpod, qtbot):
+    window = superpod
+    link_id = "su.leaf0--spines.sw"
+    window.scene.select_ids([link_id])
+    assert window.act_fail.isEnabled() and not window.act_restore.isEnabled()
+    window.act_fail.trigger()
+    link = window.scene.link_items[link_id]
+    assert link.failed and link.pen().style() == Qt.PenStyle.DashLine
+    assert link.pen().color() == QColor(colors.FAILED)
+    window.scene.select_ids([link_id])
+    assert window.act_restore.isEnabled()
+    window.act_restore.trigger()
+    assert not link.failed and link.pen().style() == Qt.PenStyle.SolidLine
+    assert window.document.undo_stack.undoText() == "Restore"
+
+
+def test_blast_radius_in_tooltip_and_inspector(superpod):
+    window = superpod
+    assert "Blast radius of one copy: 0 accelerators cut off, 1,024 slowed" in window.scene.tooltip_for("spines.sw")
+    window.scene.select_ids(["su.node"])
+    assert window.inspector.fields["blast_radius"].text() == "8 accelerators cut off, 0 slowed"
+    assert "8 accelerators cut off" in window.scene.tooltip_for("su.node")
+
+
+def test_hot_spares_are_an_undoable_setting_whose_effect_shows(superpod, qtbot):
+    window = superpod
+    window.results.tabs.setCurrentWidget(window.results.goodput.page)
+    spin = window.results.goodput.spares
+    assert spin.value() == 3  # the example's 2 % of 128 servers
+    restart_with = window.last_result.goodput.restart_s
+    spin.setFocus()
+    spin.lineEdit().selectAll()
+    qtbot.keyClicks(spin.lineEdit(), "0")
+    qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
+    assert window.document.design.settings.get("spares") is None
+    assert window.document.undo_stack.undoText() == "Change hot spares"
+    assert window.scheduler.wait_idle(30_000)
+    qtbot.waitUntil(lambda: window.last_result.goodput.spares == 0, timeout=30_000)
+    assert window.last_result.goodput.restart_s > 10 * restart_with
+    window.act_undo.trigger()
+    assert window.document.design.settings["spares"] == 3
+    assert window.scheduler.wait_idle(30_000)
+    qtbot.waitUntil(lambda: spin.value() == 3, timeout=30_000)
+
+
+def test_a_big_designs_blast_radius_is_worked_out_off_the_ui_thread(superpod, qtbot, monkeypatch):
+    window = superpod
+    # Count the default example as big: the index is built on a helper thread.
+    monkeypatch.setattr("designer.canvas.scene.BLAST_CONNECTIVITY_MAX_ITEMS", 10)
+    window.document.set_item("su.leaf0", name="Leaf zero")  # any change drops the cached index
+    with qtbot.waitSignal(window.scene.blastReady, timeout=30_000):
+        assert "Blast radius of one copy: computing…" in window.scene.tooltip_for("spines.sw")
+    assert "0 accelerators cut off, 1,024 slowed" in window.scene.tooltip_for("spines.sw")
+    window.scene.select_ids(["su.node"])
+    assert window.inspector.fields["blast_radius"].text() == "8 accelerators cut off, 0 slowed"
