@@ -6,6 +6,7 @@ import time
 
 from designer.engine import budget
 from designer.engine import collectives as coll
+from designer.engine import cost as tco
 from designer.engine import inventory as inv
 from designer.engine import training as train
 from designer.engine import workloads
@@ -55,14 +56,15 @@ def evaluate(design: Design, catalog: Catalog | None = None, workload: dict | No
     bom = inv.bill_of_materials(design, catalog, copies, link_copies, chains)
     compute, memory = inv.compute_and_memory(design, catalog, copies)
     network, collectives, training, utilization = performance(design, catalog, workload, copies, chains, link_copies)
+    power = inv.power(design, catalog, copies)
     return Result(
         design=DesignInfo(name=design.name, items=len(design.items), links=len(design.links)),
         inventory=inv.inventory(design, catalog, copies, link_copies),
         bom=bom,
         compute=compute,
         memory=memory,
-        power=inv.power(design, catalog, copies),
-        cost=inv.cost(bom),
+        power=power,
+        cost=run_cost(design, catalog, bom, power.total_kw, accelerators, training, training.days),
         lint=tuple(lint(design, catalog, link_copies)),
         network=network,
         collectives=collectives,
@@ -70,6 +72,15 @@ def evaluate(design: Design, catalog: Catalog | None = None, workload: dict | No
         utilization=utilization,
         seconds=time.perf_counter() - started,
     )
+
+
+def run_cost(design: Design, catalog: Catalog, bom, it_kw: float, accelerators: int, training: Training,
+             run_days: float | None):
+    """The cost section, the training run taking `run_days` days on the plan's accelerators."""
+    plan = training.plan
+    run_accelerators = plan.tp * plan.pp * plan.dp if isinstance(plan, Plan) else accelerators
+    return tco.cost_of_ownership(bom, catalog, it_kw, accelerators, design.settings.get("cost"), run_days,
+                                 run_accelerators, training.tokens)
 
 
 def performance(design: Design, catalog: Catalog, workload: dict | None, copies: dict | None = None,
