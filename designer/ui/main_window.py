@@ -114,6 +114,7 @@ class MainWindow(QMainWindow):
         self.view.fileDropped.connect(self.open_path_interactive)
         self.results.findingActivated.connect(self.select_finding)
         self.results.workloadChanged.connect(self._on_workload)
+        self.results.costChanged.connect(self._on_cost_assumptions)
         self.results.phaseChosen.connect(self._on_overlay_phase)
         self.palette.partActivated.connect(self.place_part)
 
@@ -319,6 +320,8 @@ class MainWindow(QMainWindow):
     def _on_document_changed(self, change) -> None:
         if "workload" in change.settings_changed:
             self.results.set_workload(self.workload)
+        if change.reset or "cost" in change.settings_changed:
+            self.results.set_cost_assumptions(self.document.design.settings.get("cost"))
         if change.reset:
             later(self._freeze_long_lived_objects, self)
         if self.scene.building:
@@ -347,6 +350,9 @@ class MainWindow(QMainWindow):
 
     def _on_workload(self, workload: dict) -> None:
         self.document.set_setting("workload", workload, "Change workload")
+
+    def _on_cost_assumptions(self, setting: dict | None) -> None:
+        self.document.set_setting("cost", setting, "Change cost assumptions")
 
     def _on_eval_started(self, generation: int) -> None:
         self.eval_label.setText(self._eval_text("Evaluating…"))
