@@ -190,3 +190,39 @@ def test_the_bom_csv_has_unit_and_extended_prices(catalog):
     assert any(line.startswith("nic,cx7-ndr,") and line.endswith(",included in the server's price") for line in lines)
     assert any(line.startswith("cable,ib-ndr,") and "passive copper" in line for line in lines)
     assert lines[-1].startswith("total,,priced lines,,,")
+
+
+def test_the_cli_json_cost_section_and_the_exports(capsys, catalog, tmp_path):
+    from designer.cli import main
+    from designer.io.files import save_design
+
+    design = _server_and_leaf(catalog, True)
+    design.settings["cost"] = {"pue": 1.2}
+    path = tmp_path / "priced.cluster.json"
+    save_design(design, path)
+    assert main(["evaluate", str(path), "--json"]) == 0
+    cost = json.loads(capsys.readouterr().out)["cost"]
+    for key in ("capital_usd", "capital_by_category_usd", "yearly_operating_usd", "per_accelerator_hour_usd",
+                "run_usd", "run_energy_mwh", "per_million_tokens_usd", "assumptions", "total_usd", "priced_lines",
+                "unpriced_parts"):
+        assert key in cost, key
+    assert cost["assumptions"]["pue"] == 1.2
+    assert set(cost["capital_by_category_usd"]) == {"accelerators_and_servers", "scale_up_network",
+                                                    "scale_out_network", "cables_and_optics", "racks_and_facility"}
+    summary, bom = tmp_path / "s.csv", tmp_path / "b.csv"
+    assert main(["export", str(path), "--csv", str(summary), "--bom", str(bom)]) == 0
+    text = summary.read_text()
+    assert f"Capital cost,{cost['capital_usd']},USD" in text
+    assert f"Cost per accelerator-hour,{cost['per_accelerator_hour_usd']},USD/h" in text
+    assert "extended_usd" in bom.read_text().splitlines()[0]
+
+
+def test_a_bad_assumption_in_a_file_is_refused_naming_it(capsys, tmp_path):
+    from designer.cli import main
+
+    path = tmp_path / "bad.cluster.json"
+    path.write_text(json.dumps({"format": "cluster-designer", "version": 1, "items": [],
+                                "settings": {"cost": {"facility": "rent"}}}))
+    assert main(["evaluate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "$.settings.cost.facility" in err and '"build" or "colocation"' in err
