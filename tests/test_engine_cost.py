@@ -108,8 +108,18 @@ def test_unpriced_parts_are_listed_and_never_counted(catalog):
     cost = evaluate(design, catalog).cost
     assert cost.total_usd == catalog["epyc-9654"].number("price_usd")
     assert "tpu-v4" in cost.unpriced_parts
+    # The TPUs' hours would look almost free: no cost per hour, nor of a run.
+    assert cost.per_accelerator_hour_usd is None and cost.run_usd is None
     text = bom_csv(evaluate(design, catalog))
     assert "tpu-v4,Google TPU v4 (per chip),4,,,no price" in text
+
+
+def test_an_unpriced_switch_is_listed_but_leaves_the_hourly_cost(catalog):
+    design = dgx(catalog)
+    design.add_item(Item("ocs", "switch", part="tpu-ocs"))
+    cost = evaluate(design, catalog).cost
+    assert cost.unpriced_parts == ("tpu-ocs",)
+    assert cost.per_accelerator_hour_usd is not None and cost.run_usd is not None
 
 
 def test_a_user_catalogue_overrides_a_price(catalog, tmp_path):

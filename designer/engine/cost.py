@@ -32,6 +32,8 @@ YEARLY = {
     "colocation": "Colocation",
 }
 OPERATING = ("electricity", "colocation")
+# Without a price for these, a cost per accelerator-hour (and of a run) is not given.
+COMPUTE_KINDS = ("accelerator", "server")
 FACILITY_MODES = ("build", "colocation")
 
 
@@ -109,7 +111,8 @@ def cost_of_ownership(bom: BillOfMaterials, catalog: Catalog, it_kw: float, acce
                       tokens: float | None) -> Cost:
     """The cost section. `it_kw`: the design's power (its published maxima, the IT load);
     `run_days` and `run_accelerators`: how long the training run takes and on how many
-    accelerators (None days: no run); `tokens` it trains on."""
+    accelerators (None days: no run); `tokens` it trains on. The per-hour and run figures need
+    every accelerator and server priced."""
     used = assumptions(setting)
     priced = [row for row in bom.rows if row.priced]
     unpriced = tuple(sorted({row.part for row in bom.rows if not row.priced and not row.included}))
@@ -132,7 +135,9 @@ def cost_of_ownership(bom: BillOfMaterials, catalog: Catalog, it_kw: float, acce
     }
     yearly_total = sum(yearly.values())
     hours_in_use = accelerators * HOURS_PER_YEAR * used["utilization"]
-    per_hour = yearly_total / hours_in_use if hours_in_use else None
+    # An hour of an accelerator whose own price (or its server's) is unknown would look cheap.
+    compute_priced = not any(row.part in unpriced for row in bom.rows if row.category in COMPUTE_KINDS)
+    per_hour = yearly_total / hours_in_use if hours_in_use and compute_priced else None
     run_usd = run_mwh = per_million = None
     if run_days is not None and per_hour is not None and accelerators:
         run_usd = run_accelerators * run_days * 24 * per_hour

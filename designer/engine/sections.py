@@ -174,8 +174,8 @@ class Cost:
     electricity and colocation are `yearly_operating_usd`; cost per accelerator-hour in use; the
     training run of `run_days` days: its cost, energy (MWh, at the facility meter) and cost per
     million tokens. `assumptions` are the ones used (the design's `cost` setting over the
-    defaults). Money figures are None where nothing is priced, run figures where the run was not
-    timed."""
+    defaults). Money figures are None where nothing is priced; the per-hour and run figures also
+    where an accelerator or server is unpriced, and run figures where the run was not timed."""
 
     total_usd: float | None
     priced_lines: int

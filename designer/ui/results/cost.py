@@ -226,10 +226,12 @@ class CostTab:
         labels["yearly_operating_usd"].setText(f"{money(cost.yearly_operating_usd)} per year (electricity"
                                                + (", colocation)" if cost.yearly_by_category_usd.get("colocation")
                                                   else ")"))
+        unknown = NOT_COMPUTED + (": an accelerator or server has no price" if cost.unpriced_parts else "")
         labels["per_accelerator_hour_usd"].setText(money(cost.per_accelerator_hour_usd) + " per accelerator-hour in use"
-                                                   if cost.per_accelerator_hour_usd is not None else NOT_COMPUTED)
+                                                   if cost.per_accelerator_hour_usd is not None else unknown)
         labels["run_usd"].setText(f"{money(cost.run_usd)} for {cost.run_days:,.1f} days"
-                                  if cost.run_usd is not None else NOT_COMPUTED)
+                                  if cost.run_usd is not None else unknown if cost.per_accelerator_hour_usd is None
+                                  else NOT_COMPUTED + ": the training run was not timed")
         labels["run_energy_mwh"].setText(f"{cost.run_energy_mwh:,.0f} MWh at the meter"
                                          if cost.run_energy_mwh is not None else NOT_COMPUTED)
         labels["per_million_tokens_usd"].setText(money(cost.per_million_tokens_usd)
