@@ -108,8 +108,11 @@ def test_unpriced_parts_are_listed_and_never_counted(catalog):
     cost = evaluate(design, catalog).cost
     assert cost.total_usd == catalog["epyc-9654"].number("price_usd")
     assert "tpu-v4" in cost.unpriced_parts
-    # The TPUs' hours would look almost free: no cost per hour, nor of a run.
+    # The TPUs' hours would look almost free: no cost per hour, nor of a run; its energy stands.
     assert cost.per_accelerator_hour_usd is None and cost.run_usd is None
+    training = evaluate(design, catalog).training
+    assert cost.run_energy_mwh == pytest.approx(evaluate(design, catalog).power.total_kw * DEFAULTS["pue"]
+                                                * training.days * 24 / 1000, rel=1e-5)
     text = bom_csv(evaluate(design, catalog))
     assert "tpu-v4,Google TPU v4 (per chip),4,,,no price" in text
 

@@ -117,8 +117,12 @@ def cost_of_ownership(bom: BillOfMaterials, catalog: Catalog, it_kw: float, acce
     priced = [row for row in bom.rows if row.priced]
     unpriced = tuple(sorted({row.part for row in bom.rows if not row.priced and not row.included}))
     hardware = sum(row.extended_usd for row in priced) if priced else None
+    # Energy needs no price: the run's share of the IT load, at the facility meter.
+    run = run_days is not None and accelerators > 0
+    run_mwh = it_kw * run_accelerators / accelerators * used["pue"] * run_days * 24 / 1000 if run else None
     if hardware is None:
-        return Cost(total_usd=None, priced_lines=0, unpriced_parts=unpriced, assumptions=read_only(used))
+        return Cost(total_usd=None, priced_lines=0, unpriced_parts=unpriced, run_days=rounded(run_days),
+                    run_energy_mwh=rounded(run_mwh), assumptions=read_only(used))
     by_category = dict.fromkeys(CATEGORIES, 0.0)
     for row in priced:
         key = category(row, catalog)
@@ -138,10 +142,9 @@ def cost_of_ownership(bom: BillOfMaterials, catalog: Catalog, it_kw: float, acce
     # An hour of an accelerator whose own price (or its server's) is unknown would look cheap.
     compute_priced = not any(row.part in unpriced for row in bom.rows if row.category in COMPUTE_KINDS)
     per_hour = yearly_total / hours_in_use if hours_in_use and compute_priced else None
-    run_usd = run_mwh = per_million = None
-    if run_days is not None and per_hour is not None and accelerators:
+    run_usd = per_million = None
+    if run and per_hour is not None:
         run_usd = run_accelerators * run_days * 24 * per_hour
-        run_mwh = it_kw * run_accelerators / accelerators * used["pue"] * run_days * 24 / 1000
         per_million = run_usd / tokens * 1e6 if tokens else None
     return Cost(
         total_usd=_money(hardware),

@@ -198,10 +198,13 @@ class CostTab:
         self.labels["unpriced_parts"].setText(unpriced if not cost.unpriced_parts
                                               else f"{unpriced} — left out of every figure above")
         self.labels["unpriced_parts"].setStyleSheet(f"color: {colors.WARNING};" if cost.unpriced_parts else "")
+        self.labels["run_energy_mwh"].setText(f"{cost.run_energy_mwh:,.0f} MWh at the meter"
+                                              if cost.run_energy_mwh is not None else NOT_COMPUTED)
         if cost.capital_usd is None:
             self.plot_page.show_message("Nothing in this design has a price in the catalogue.\nUnpriced: " + unpriced)
             for key, _text in FIGURES[:-1]:
-                self.labels[key].setText(NOT_COMPUTED)
+                if key != "run_energy_mwh":
+                    self.labels[key].setText(NOT_COMPUTED)
             return
         self.plot_page.show_content()
         factor, word = _scale(cost.capital_usd)
@@ -232,7 +235,5 @@ class CostTab:
         labels["run_usd"].setText(f"{money(cost.run_usd)} for {cost.run_days:,.1f} days"
                                   if cost.run_usd is not None else unknown if cost.per_accelerator_hour_usd is None
                                   else NOT_COMPUTED + ": the training run was not timed")
-        labels["run_energy_mwh"].setText(f"{cost.run_energy_mwh:,.0f} MWh at the meter"
-                                         if cost.run_energy_mwh is not None else NOT_COMPUTED)
         labels["per_million_tokens_usd"].setText(money(cost.per_million_tokens_usd)
                                                  if cost.per_million_tokens_usd is not None else NOT_COMPUTED)
