@@ -95,3 +95,5 @@ def test_unpriced_parts_are_named_and_nothing_priced_is_said(make_window, qtbot)
     qtbot.waitUntil(lambda: not tab.plot_page.showing_content, timeout=10_000)
     assert "Nothing in this design has a price" in tab.plot_page.message.text()
     assert "tpu-v4" in tab.labels["unpriced_parts"].text()
+    assert tab.labels["per_accelerator_hour_usd"].text() == "not computed"
+    assert tab.labels["run_energy_mwh"].text().endswith("MWh at the meter")  # energy needs no price
