@@ -97,3 +97,16 @@ def test_unpriced_parts_are_named_and_nothing_priced_is_said(make_window, qtbot)
     assert "tpu-v4" in tab.labels["unpriced_parts"].text()
     assert tab.labels["per_accelerator_hour_usd"].text() == "not computed"
     assert tab.labels["run_energy_mwh"].text().endswith("MWh at the meter")  # energy needs no price
+
+
+def test_a_finer_figure_from_the_file_survives_an_edit_of_another(dgx_window, qtbot):
+    window, doc = dgx_window, dgx_window.document
+    doc.set_setting("cost", {"pue": 1.234}, "Change cost assumptions")
+    assert window.scheduler.wait_idle(30_000)
+    tab = _show_cost_tab(window, qtbot)
+    form = tab.assumptions
+    assert form.editors["pue"].text() == "1.23"
+    spin = form.editors["depreciation_years"]
+    spin.setFocus()
+    qtbot.keyClick(spin, Qt.Key.Key_Up)  # 5 → 6 years
+    assert doc.design.settings["cost"] == {"pue": 1.234, "depreciation_years": 6.0}

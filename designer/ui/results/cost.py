@@ -90,8 +90,13 @@ class AssumptionsForm(QObject):
         values = {}
         for assumption in ASSUMPTIONS:
             editor = self.editors[assumption.key]
-            value = editor.currentText() if isinstance(editor, QComboBox) else round(editor.value(),
-                                                                                      assumption.decimals)
+            if isinstance(editor, QComboBox):
+                value = editor.currentText()
+            else:
+                value = round(editor.value(), assumption.decimals)
+                shown = self._shown[assumption.key]
+                if round(shown, assumption.decimals) == value:
+                    value = shown  # a finer figure from the file stays as it was, unless edited
             if value != DEFAULTS[assumption.key]:
                 values[assumption.key] = value
         return values or None
@@ -101,6 +106,7 @@ class AssumptionsForm(QObject):
         self._updating = True
         try:
             values = {**DEFAULTS, **(setting or {})}
+            self._shown = values
             for key, editor in self.editors.items():
                 if isinstance(editor, QComboBox):
                     editor.setCurrentText(str(values[key]))
