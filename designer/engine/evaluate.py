@@ -53,7 +53,7 @@ def evaluate(design: Design, catalog: Catalog | None = None, workload: dict | No
     budget.check(design, accelerators, training_model(training_spec, accelerators), training_spec.get("plan") or "auto")
     chains = design.chains()
     link_copies = design.all_link_copies(chains)
-    bom = inv.bill_of_materials(design, catalog, copies, link_copies, chains)
+    bom = inv.bill_of_materials(design, catalog, copies, link_copies)
     compute, memory = inv.compute_and_memory(design, catalog, copies)
     network, collectives, training, utilization = performance(design, catalog, workload, copies, chains, link_copies)
     power = inv.power(design, catalog, copies)

@@ -32,14 +32,6 @@ def link_instances(design: Design, copies: dict[str, int], link_copies: dict | N
     return {link_id: lc.a_side * lc.b_side * lc.context for link_id, lc in link_copies.items()}
 
 
-def _enclosing(items, chains: dict, item_id: str, kind: str):
-    for i in chains[item_id]:
-        it = items[i]
-        if it.kind == kind:
-            return it
-    return None
-
-
 # Parts whose price (like their power, model.power) is part of the server platform they sit in.
 _INCLUDED_IN_SERVER = ("nic", "cpu", "switch")
 
@@ -83,22 +75,24 @@ def inventory(design: Design, catalog: Catalog, copies: dict[str, int], link_cop
     )
 
 
-def bill_of_materials(design: Design, catalog: Catalog, copies: dict[str, int], link_copies: dict | None = None,
-                      chains: dict | None = None) -> BillOfMaterials:
+def bill_of_materials(design: Design, catalog: Catalog, copies: dict[str, int],
+                      link_copies: dict | None = None) -> BillOfMaterials:
     """Parts (NICs, CPUs and switches inside a server apart: the platform's price covers them),
     then cables and transceivers per medium and reach: a cable whose two ends sit in one rack is
     passive copper, any other is optical with the medium's transceivers (a medium without
     transceivers is copper at any reach). Links inside one server run on its boards."""
-    chains = chains if chains is not None else design.chains()
     items = design.items
-    enclosing: dict = {}  # (item id, kind) → its nearest enclosing item of that kind (or None)
+    found: dict[str, dict] = {"server": {}, "rack": {}}  # kind → item id → nearest enclosing item of that kind
 
     def around(item_id: str, kind: str):
-        key = (item_id, kind)
-        found = enclosing.get(key, False)
-        if found is False:
-            found = enclosing[key] = _enclosing(items, chains, item_id, kind)
-        return found
+        known = found[kind]
+        if item_id in known:
+            return known[item_id]
+        item = items[item_id]
+        # An item's answer is its parent's unless it is one itself: each container is walked once.
+        answer = item if item.kind == kind else None if item.parent is None else around(item.parent, kind)
+        known[item_id] = answer
+        return answer
 
     parts = Counter()  # (part id, included in its server's price) → quantity
     for item in items.values():
