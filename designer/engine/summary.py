@@ -110,10 +110,11 @@ def cost_rows(result: Result) -> list[tuple[str, Any, str]]:
         if cost.per_accelerator_hour_usd is not None:
             rows.append(("Cost per accelerator-hour", cost.per_accelerator_hour_usd, "USD/h"))
         if cost.run_usd is not None:
-            rows += [("Training run cost", cost.run_usd, "USD"),
-                     ("Training run energy", cost.run_energy_mwh, "MWh")]
+            rows.append(("Training run cost", cost.run_usd, "USD"))
             if cost.per_million_tokens_usd is not None:
                 rows.append(("Cost per million tokens", cost.per_million_tokens_usd, "USD"))
+    if cost.run_energy_mwh is not None:
+        rows.append(("Training run energy", cost.run_energy_mwh, "MWh"))
     if cost.unpriced_parts:
         rows.append(("Unpriced parts (not in the costs)", ", ".join(cost.unpriced_parts), ""))
     return rows
