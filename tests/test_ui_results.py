@@ -91,7 +91,7 @@ def test_show_state(panel, real_result):
 # -- plots --------------------------------------------------------------------------------------
 
 def test_plot_names():
-    assert ResultsPanel.PLOTS == ("collectives", "utilization", "training")
+    assert ResultsPanel.PLOTS == ("collectives", "utilization", "training", "cost")
 
 
 def test_plot_items_are_reused_across_results_and_updated_by_setdata(panel, fat_tree, real_result):

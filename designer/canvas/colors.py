@@ -52,11 +52,27 @@ STEP_PART = {
 }
 GPU_TIME = {"compute": "#0072B2", "communication": "#D55E00", "idle": "#BBBBBB"}
 
+# What a design costs: capital by category, yearly cost by component (the Cost tab).
+COST_CATEGORY = {
+    "accelerators_and_servers": "#0072B2",
+    "scale_up_network": "#56B4E9",
+    "scale_out_network": "#009E73",
+    "cables_and_optics": "#E69F00",
+    "racks_and_facility": "#999999",
+}
+YEARLY_COST = {
+    "it_depreciation": "#0072B2",
+    "facility_depreciation": "#999999",
+    "electricity": "#D55E00",
+    "colocation": "#CC79A7",
+}
+
 # States.
 SELECTION = "#FF6D00"
 BOTTLENECK = "#D50000"
 ERROR = "#B00020"
 FAILED = "#C62828"  # a part marked failed in a what-if: struck through in this colour
+WARNING = "#9A6700"  # a figure that leaves something out (unpriced parts)
 GOOD = "#1B7F3B"
 TEXT = "#1F2328"
 DIM_TEXT = "#57606A"

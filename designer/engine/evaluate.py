@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from designer.engine import budget
 from designer.engine import collectives as coll
+from designer.engine import cost as tco
 from designer.engine import failures as fail
 from designer.engine import goodput as gp
 from designer.engine import inventory as inv
@@ -57,29 +58,42 @@ def evaluate(design: Design, catalog: Catalog | None = None, workload: dict | No
     budget.check(design, accelerators, training_model(training_spec, accelerators), training_spec.get("plan") or "auto")
     chains = design.chains()
     link_copies = design.all_link_copies(chains)
-    bom = inv.bill_of_materials(design, catalog, copies, link_copies, chains)
+    bom = inv.bill_of_materials(design, catalog, copies, link_copies)
     compute, memory = inv.compute_and_memory(design, catalog, copies)
     network, collectives, training, utilization = performance(design, catalog, workload, copies, chains, link_copies)
     inventory = inv.inventory(design, catalog, copies, link_copies)
+    power = inv.power(design, catalog, copies)
+    goodput = gp.goodput(design, catalog, copies, chains, inventory, bom, training)
+    # The run's cost is paid for wall-clock days, failures and restarts included.
+    run_days = goodput.days if goodput.days is not None else training.days
     result = Result(
         design=DesignInfo(name=design.name, items=len(design.items), links=len(design.links)),
         inventory=inventory,
         bom=bom,
         compute=compute,
         memory=memory,
-        power=inv.power(design, catalog, copies),
-        cost=inv.cost(bom),
+        power=power,
+        cost=run_cost(design, catalog, bom, power.total_kw, accelerators, training, run_days),
         lint=tuple(lint(design, catalog, link_copies)),
         network=network,
         collectives=collectives,
         training=training,
         utilization=utilization,
-        goodput=gp.goodput(design, catalog, copies, chains, inventory, bom, training),
+        goodput=goodput,
     )
     if design.settings.get("failures"):
         model = training_model(training_spec, accelerators)
         result = replace(result, degraded=fail.degraded(design, catalog, workload, result, evaluate, model))
     return replace(result, seconds=time.perf_counter() - started)
+
+
+def run_cost(design: Design, catalog: Catalog, bom, it_kw: float, accelerators: int, training: Training,
+             run_days: float | None):
+    """The cost section, the training run taking `run_days` days on the plan's accelerators."""
+    plan = training.plan
+    run_accelerators = plan.tp * plan.pp * plan.dp if isinstance(plan, Plan) else accelerators
+    return tco.cost_of_ownership(bom, catalog, it_kw, accelerators, design.settings.get("cost"), run_days,
+                                 run_accelerators, training.tokens)
 
 
 def performance(design: Design, catalog: Catalog, workload: dict | None, copies: dict | None = None,

@@ -1,16 +1,15 @@
-"""Inventory, bill of materials, peak throughput, memory, power and cost: sums over the hierarchy
+"""Inventory, bill of materials (with unit prices), peak throughput, memory and power: sums over the hierarchy
 of catalogue figures times copies. One pass over the drawn items, never one per GPU."""
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from designer.model.catalog import PRECISIONS, Catalog
+from designer.model.catalog import PRECISIONS, Catalog, Part
 from designer.model.design import Design
 from designer.model.power import item_power_w
 from designer.engine.result import rounded
-from designer.engine.sections import (BillOfMaterials, BomRow, Compute, Cost, Inventory, Memory, Power, RackPower,
-                                      read_only)
+from designer.engine.sections import BillOfMaterials, BomRow, Compute, Inventory, Memory, Power, RackPower, read_only
 
 
 def multiplicities(design: Design) -> dict[str, int]:
@@ -33,12 +32,23 @@ def link_instances(design: Design, copies: dict[str, int], link_copies: dict | N
     return {link_id: lc.a_side * lc.b_side * lc.context for link_id, lc in link_copies.items()}
 
 
-def _enclosing_server(items, chains: dict, item_id: str):
-    for i in chains[item_id]:
-        it = items[i]
-        if it.kind == "server":
-            return it
-    return None
+# Parts whose price (like their power, model.power) is part of the server platform they sit in.
+_INCLUDED_IN_SERVER = ("nic", "cpu", "switch")
+
+
+def chassis_price_usd(server: Part, catalog: Catalog) -> float | None:
+    """A server platform's price less its default accelerators (its `price_usd` is the system as
+    sold, with them), so the accelerators actually fitted are what is counted; None when either
+    price is unknown."""
+    price = server.get("price_usd")
+    slots = server.number("accelerator_slots")
+    default = catalog.get(server.get("default_accelerator"))
+    if price is None or (slots and default is None):
+        return None
+    if not slots:
+        return float(price)
+    each = default.get("price_usd")
+    return None if each is None else max(0.0, price - slots * each)
 
 
 def inventory(design: Design, catalog: Catalog, copies: dict[str, int], link_copies: dict | None = None) -> Inventory:
@@ -65,20 +75,35 @@ def inventory(design: Design, catalog: Catalog, copies: dict[str, int], link_cop
     )
 
 
-def bill_of_materials(design: Design, catalog: Catalog, copies: dict[str, int], link_copies: dict | None = None,
-                      chains: dict | None = None) -> BillOfMaterials:
-    parts = Counter()
-    for item in design.items.values():
+def bill_of_materials(design: Design, catalog: Catalog, copies: dict[str, int],
+                      link_copies: dict | None = None) -> BillOfMaterials:
+    """Parts (NICs, CPUs and switches inside a server apart: the platform's price covers them),
+    then cables and transceivers per medium and reach: a cable whose two ends sit in one rack is
+    passive copper, any other is optical with the medium's transceivers (a medium without
+    transceivers is copper at any reach). Links inside one server run on its boards."""
+    items = design.items
+    found: dict[str, dict] = {"server": {}, "rack": {}}  # kind → item id → nearest enclosing item of that kind
+
+    def around(item_id: str, kind: str):
+        known = found[kind]
+        if item_id in known:
+            return known[item_id]
+        item = items[item_id]
+        # An item's answer is its parent's unless it is one itself: each container is walked once.
+        answer = item if item.kind == kind else None if item.parent is None else around(item.parent, kind)
+        known[item_id] = answer
+        return answer
+
+    parts = Counter()  # (part id, included in its server's price) → quantity
+    for item in items.values():
         if item.part:
-            parts[item.part] += copies[item.id]
-    cables = Counter()
+            included = item.kind in _INCLUDED_IN_SERVER and around(item.id, "server") is not None
+            parts[(item.part, included)] += copies[item.id]
+    cables = Counter()  # (medium id, variant) → cables
     transceivers = Counter()
     links_by_medium = Counter()
     instances_of = link_instances(design, copies, link_copies)
-    chains = chains if chains is not None else design.chains()
-    items = design.items
     media = {}
-    servers: dict = {}  # item id → its enclosing server (or None)
     cable_figures: dict = {}  # medium id → (lanes per cable, transceivers per cable)
     for link in design.links.values():
         medium = media.get(link.medium, False)
@@ -92,39 +117,52 @@ def bill_of_materials(design: Design, catalog: Catalog, copies: dict[str, int], 
         if figures is None:
             figures = cable_figures[link.medium] = (int(medium.number("lanes_per_cable")),
                                                     int(medium.number("transceivers_per_cable")))
-        per_cable = figures[0]
-        server_a = servers.get(link.a, False)
-        if server_a is False:
-            server_a = servers[link.a] = _enclosing_server(items, chains, link.a)
-        server_b = servers.get(link.b, False)
-        if server_b is False:
-            server_b = servers[link.b] = _enclosing_server(items, chains, link.b)
-        # Links inside one server run on its boards, not on cables.
-        if per_cable <= 0 or (server_a is not None and server_a is server_b):
+        per_cable, per_cable_transceivers = figures
+        server_a = around(link.a, "server")
+        if per_cable <= 0 or (server_a is not None and server_a is around(link.b, "server")):
             continue
         cable_count = instances * -(-link.lanes // per_cable)
-        cables[link.medium] += cable_count
-        transceivers[link.medium] += cable_count * figures[1]
+        rack_a = around(link.a, "rack")
+        if per_cable_transceivers and (rack_a is None or rack_a is not around(link.b, "rack")):
+            cables[(link.medium, "optical")] += cable_count
+            transceivers[link.medium] += cable_count * per_cable_transceivers
+        else:
+            cables[(link.medium, "copper")] += cable_count
     rows = []
-    for part_id, quantity in sorted(parts.items()):
+    for (part_id, included), quantity in sorted(parts.items()):
         part = catalog.get(part_id)
+        if part is None:
+            price = None
+        elif included:
+            price = None
+        elif part.kind == "server":
+            price = chassis_price_usd(part, catalog)
+        else:
+            price = part.get("price_usd")
+        name = part.name if part else part_id
         rows.append(BomRow(category=part.kind if part else "unknown", part=part_id,
-                           name=part.name if part else part_id, quantity=quantity,
-                           unit_price_usd=part.get("price_usd") if part else None))
-    for medium_id, quantity in sorted(cables.items()):
+                           name=f"{name} (in its server's price)" if included else name, quantity=quantity,
+                           unit_price_usd=None if price is None else float(price), included=included))
+    for (medium_id, variant), quantity in sorted(cables.items()):
         medium = catalog[medium_id]
-        rows.append(BomRow(category="cable", part=medium_id, name=f"{medium.name} cable", quantity=quantity,
-                           unit_price_usd=None))
+        price = medium.get(f"{variant}_cable_price_usd")
+        reach = "passive copper, within a rack" if variant == "copper" else "optical, between racks"
+        rows.append(BomRow(category="cable", part=medium_id, name=f"{medium.name} cable ({reach})", quantity=quantity,
+                           unit_price_usd=None if price is None else float(price), variant=variant))
     for medium_id, quantity in sorted(transceivers.items()):
-        if quantity:
-            medium = catalog[medium_id]
-            rows.append(BomRow(category="transceiver", part=medium_id, name=f"{medium.name} transceiver",
-                               quantity=quantity, unit_price_usd=None))
+        medium = catalog[medium_id]
+        price = medium.get("transceiver_price_usd")
+        rows.append(BomRow(category="transceiver", part=medium_id, name=f"{medium.name} transceiver",
+                           quantity=quantity, unit_price_usd=None if price is None else float(price),
+                           variant="optical"))
+    cables_by_medium = Counter()
+    for (medium_id, _variant), quantity in cables.items():
+        cables_by_medium[medium_id] += quantity
     return BillOfMaterials(
         rows=tuple(rows),
         links_by_medium=read_only(sorted(links_by_medium.items())),
-        cables_by_medium=read_only(sorted(cables.items())),
-        transceivers_by_medium=read_only((k, v) for k, v in sorted(transceivers.items()) if v),
+        cables_by_medium=read_only(sorted(cables_by_medium.items())),
+        transceivers_by_medium=read_only(sorted(transceivers.items())),
     )
 
 
@@ -178,16 +216,6 @@ def power(design: Design, catalog: Catalog, copies: dict[str, int]) -> Power:
                                kw_each=_exact(watts / 1000),
                                budget_kw=part.number("power_budget_kw") if part else None))
     return Power(total_kw=_exact(total / 1000), per_rack=tuple(racks))
-
-
-def cost(bom: BillOfMaterials) -> Cost:
-    priced = [r for r in bom.rows if r.unit_price_usd is not None]
-    unpriced = sorted({r.part for r in bom.rows if r.unit_price_usd is None})
-    return Cost(
-        total_usd=_exact(sum(r.unit_price_usd * r.quantity for r in priced)) if priced else None,
-        priced_lines=len(priced),
-        unpriced_parts=tuple(unpriced),
-    )
 
 
 def _exact(value: float) -> float:

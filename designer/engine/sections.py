@@ -11,7 +11,7 @@ Collections are tuples and read-only mappings, so a Result can be shared between
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, NamedTuple
 from collections.abc import Mapping
@@ -65,18 +65,37 @@ class Inventory:
 
 @dataclass(frozen=True, slots=True)
 class BomRow:
-    """One line of the bill of materials: `category` is the part's kind, or cable / transceiver;
-    `unit_price_usd` is None where the catalogue has no price."""
+    """One line of the bill of materials: `category` is the part's kind, or cable / transceiver.
+    `unit_price_usd` is None where the catalogue has no price, or where the part's price is part
+    of its server platform's (`included`: a NIC, CPU or switch inside a server, as its power is);
+    a server's unit price is its chassis share (the platform's price less its default
+    accelerators). Cables and transceivers say their `variant`: "copper" (both ends in one rack)
+    or "optical" (beyond)."""
 
     category: str
     part: str
     name: str
     quantity: int
     unit_price_usd: float | None
+    included: bool = False
+    variant: str | None = None
+
+    @property
+    def extended_usd(self) -> float | None:
+        return None if self.unit_price_usd is None else self.unit_price_usd * self.quantity
+
+    @property
+    def priced(self) -> bool:
+        return self.unit_price_usd is not None
 
     def as_dict(self) -> dict:
-        return {"category": self.category, "part": self.part, "name": self.name, "quantity": self.quantity,
-                "unit_price_usd": self.unit_price_usd}
+        out = {"category": self.category, "part": self.part, "name": self.name, "quantity": self.quantity,
+               "unit_price_usd": self.unit_price_usd, "extended_usd": self.extended_usd}
+        if self.included:
+            out["included"] = True
+        if self.variant is not None:
+            out["variant"] = self.variant
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,15 +167,40 @@ class Power:
 
 @dataclass(frozen=True, slots=True)
 class Cost:
-    """Total of the priced BOM lines (USD; None when no line has a price), and the unpriced parts."""
+    """What the design costs (designer.engine.cost; docs/costs.md). `total_usd`: the priced BOM
+    lines (None when no line has a price); `unpriced_parts` are left out of every money figure,
+    never counted as zero. `capital_usd`: the priced hardware plus the facility built for it,
+    by category (`capital_by_category_usd`); yearly cost (USD per year) by component, of which
+    electricity and colocation are `yearly_operating_usd`; cost per accelerator-hour in use; the
+    training run of `run_days` days: its cost, energy (MWh, at the facility meter) and cost per
+    million tokens. `assumptions` are the ones used (the design's `cost` setting over the
+    defaults). Money figures are None where nothing is priced; the per-hour and run figures also
+    where an accelerator or server is unpriced, and run figures where the run was not timed."""
 
     total_usd: float | None
     priced_lines: int
     unpriced_parts: tuple[str, ...]
+    capital_usd: float | None = None
+    capital_by_category_usd: Mapping[str, float] = field(default_factory=lambda: read_only(()))
+    yearly_usd: float | None = None
+    yearly_by_category_usd: Mapping[str, float] = field(default_factory=lambda: read_only(()))
+    yearly_operating_usd: float | None = None
+    per_accelerator_hour_usd: float | None = None
+    run_days: float | None = None
+    run_usd: float | None = None
+    run_energy_mwh: float | None = None
+    per_million_tokens_usd: float | None = None
+    assumptions: Mapping[str, Any] = field(default_factory=lambda: read_only(()))
 
     def as_dict(self) -> dict:
         return {"total_usd": self.total_usd, "priced_lines": self.priced_lines,
-                "unpriced_parts": list(self.unpriced_parts)}
+                "unpriced_parts": list(self.unpriced_parts), "capital_usd": self.capital_usd,
+                "capital_by_category_usd": dict(self.capital_by_category_usd), "yearly_usd": self.yearly_usd,
+                "yearly_by_category_usd": dict(self.yearly_by_category_usd),
+                "yearly_operating_usd": self.yearly_operating_usd,
+                "per_accelerator_hour_usd": self.per_accelerator_hour_usd, "run_days": self.run_days,
+                "run_usd": self.run_usd, "run_energy_mwh": self.run_energy_mwh,
+                "per_million_tokens_usd": self.per_million_tokens_usd, "assumptions": dict(self.assumptions)}
 
 
 # -- network ----------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from designer.engine.cost import CATEGORIES
 from designer.engine.result import Result
 
 PRECISION_LABELS = {
@@ -38,9 +39,8 @@ def summary_rows(result: Result) -> list[tuple[str, Any, str]]:
     if memory.sram_gb:
         rows.append(("On-chip SRAM", memory.sram_gb, "GB"))
     rows.append(("Power", result.power.total_kw, "kW"))
-    if result.cost.total_usd is not None:
-        rows.append(("Cost (priced parts)", result.cost.total_usd, "USD"))
     rows += performance_rows(result)
+    rows += cost_rows(result)
     rows.append(("Lint errors", sum(1 for f in result.lint if f.severity == "error"), "count"))
     rows.append(("Lint warnings", sum(1 for f in result.lint if f.severity == "warning"), "count"))
     return rows
@@ -116,6 +116,27 @@ def _shape_rows(shape) -> list[tuple[str, Any, str]]:
             ("Global bandwidth per group (Valiant)", dragonfly.valiant.alltoall_gb_per_s, "GB/s"),
             ("Dragonfly routing", dragonfly.routing, ""),
         ]
+def cost_rows(result: Result) -> list[tuple[str, Any, str]]:
+    """Capital by category, yearly cost, cost per accelerator-hour and of the training run
+    (present where something is priced), and the parts without a price."""
+    cost = result.cost
+    rows: list[tuple[str, Any, str]] = []
+    if cost.capital_usd is not None:
+        rows.append(("Capital cost", cost.capital_usd, "USD"))
+        for key, value in cost.capital_by_category_usd.items():
+            rows.append((f"Capital: {CATEGORIES[key].lower()}", value, "USD"))
+        rows += [("Yearly cost", cost.yearly_usd, "USD/year"),
+                 ("Yearly operating cost", cost.yearly_operating_usd, "USD/year")]
+        if cost.per_accelerator_hour_usd is not None:
+            rows.append(("Cost per accelerator-hour", cost.per_accelerator_hour_usd, "USD/h"))
+        if cost.run_usd is not None:
+            rows.append(("Training run cost", cost.run_usd, "USD"))
+            if cost.per_million_tokens_usd is not None:
+                rows.append(("Cost per million tokens", cost.per_million_tokens_usd, "USD"))
+    if cost.run_energy_mwh is not None:
+        rows.append(("Training run energy", cost.run_energy_mwh, "MWh"))
+    if cost.unpriced_parts:
+        rows.append(("Unpriced parts (not in the costs)", ", ".join(cost.unpriced_parts), ""))
     return rows
 
 

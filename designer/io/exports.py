@@ -25,13 +25,22 @@ def summary_csv(result: Result) -> str:
 
 
 def bom_csv(result: Result) -> str:
+    """One line per part, cable (per medium and reach) and transceiver, with unit and extended
+    prices; a part without a price says so, a part paid for in its server's price says that."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["category", "part", "name", "quantity", "unit_price_usd"])
+    writer.writerow(["category", "part", "name", "quantity", "unit_price_usd", "extended_usd", "price_note"])
     for row in result.bom.rows:
-        price = row.unit_price_usd
-        writer.writerow([row.category, row.part, row.name, row.quantity, "" if price is None else price])
+        note = "included in the server's price" if row.included else "" if row.priced else "no price"
+        writer.writerow([row.category, row.part, row.name, row.quantity, _blank(row.unit_price_usd),
+                         _blank(row.extended_usd), note])
+    if result.cost.total_usd is not None:
+        writer.writerow(["total", "", "priced lines", "", "", result.cost.total_usd, ""])
     return buffer.getvalue()
+
+
+def _blank(value: float | None):
+    return "" if value is None else value
 
 
 def result_json(result: Result) -> str:

@@ -10,6 +10,7 @@ names it (`--workload FILE`).
 from __future__ import annotations
 
 from designer.engine.collectives import ALGORITHMS, OPS
+from designer.engine.cost import ASSUMPTIONS
 from designer.engine.training import RECOMPUTE
 from designer.engine.workloads import PRECISIONS, PRESETS
 from designer.model.design import (
@@ -183,6 +184,21 @@ WORKLOAD_SETTING = {
     },
 }
 
+def _assumption(assumption) -> dict:
+    if assumption.choices:
+        return {"enum": list(assumption.choices), "x-expected": " or ".join(f'"{c}"' for c in assumption.choices)}
+    unit = f" {assumption.unit}" if assumption.unit else ""
+    return {"type": "number", "minimum": assumption.minimum, "maximum": assumption.maximum,
+            "x-expected": f"a number from {assumption.minimum:,g} to {assumption.maximum:,g}{unit}"}
+
+
+# The cost model's assumptions (designer.engine.cost.ASSUMPTIONS); a missing one takes its default.
+COST_SETTING = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {assumption.key: _assumption(assumption) for assumption in ASSUMPTIONS},
+}
+
 _TEMPLATE = {
     "type": "object",
     "additionalProperties": False,
@@ -230,6 +246,7 @@ DESIGN = {
                 },
                 "spares": _whole(0, MAX_GROUP_COUNT, "a number of hot spare servers"),
                 "failures": {"type": "array", "maxItems": MAX_ITEMS, "items": _FAILURE},
+                "cost": COST_SETTING,
                 "in_network_reduction": {
                     "type": "object",
                     "additionalProperties": False,

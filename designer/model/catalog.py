@@ -70,7 +70,12 @@ _COMMON = {
     "id": _ID, "kind": {"enum": list(KINDS)}, "name": _text(200, True), "vendor": _text(200),
     "source": _text(2000, True), "notes": _text(10_000),
     "price_usd": _figure(1e9, "USD"), "price_source": _text(2000, True),
+    "price_date": {"type": "string", "pattern": r"^[0-9]{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12][0-9]|3[01]))?$",
+                   "x-expected": "the month or day of the price, like \"2024-01\" or \"2024-01-31\""},
 }
+# What a price needs beside it: when it was quoted and where.
+_PRICE_NEEDS = ["price_source", "price_date"]
+_PRICE_FIELDS = ("price_usd", "copper_cable_price_usd", "optical_cable_price_usd", "transceiver_price_usd")
 # Every field of every kind (docs/catalog.md), with its unit and a bound far above any real part.
 _FIELDS: dict[str, dict[str, dict]] = {
     "accelerator": {
@@ -110,6 +115,10 @@ _FIELDS: dict[str, dict[str, dict]] = {
     "medium": {
         "family": {"enum": list(FAMILIES)}, "tier": {"enum": list(TIERS)}, "lane_gb_per_s": _positive(1e5, "GB/s"),
         "latency_ns": _figure(1e9, "ns"), "lanes_per_cable": _count(0, 4096), "transceivers_per_cable": _count(0, 16),
+        # One cable by where its ends sit: passive copper (DAC) within a rack, fibre beyond (with
+        # `transceivers_per_cable` transceivers at `transceiver_price_usd` each).
+        "copper_cable_price_usd": _figure(1e7, "USD"), "optical_cable_price_usd": _figure(1e7, "USD"),
+        "transceiver_price_usd": _figure(1e7, "USD"),
     },
 }
 # Fields each kind must have.
@@ -138,7 +147,7 @@ CATALOG_SCHEMA = {
             "properties": {"id": _ID, "kind": _COMMON["kind"]},
             "allOf": [{"if": {"properties": {"kind": {"const": kind}}},
                        "then": {"required": ["name", "source", *_REQUIRED[kind]],
-                                "dependentRequired": {"price_usd": ["price_source"]},
+                                "dependentRequired": {key: _PRICE_NEEDS for key in _PRICE_FIELDS},
                                 "additionalProperties": False,
                                 "properties": {**_COMMON, **fields}}}
                       for kind, fields in _FIELDS.items()],

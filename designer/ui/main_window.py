@@ -118,6 +118,7 @@ class MainWindow(QMainWindow):
         self.results.workloadChanged.connect(self._on_workload)
         self.results.sparesChanged.connect(
             lambda spares: self.document.set_setting("spares", spares or None, "Change hot spares"))
+        self.results.costChanged.connect(self._on_cost_assumptions)
         self.results.phaseChosen.connect(self._on_overlay_phase)
         self.palette.partActivated.connect(self.place_part)
 
@@ -374,6 +375,8 @@ class MainWindow(QMainWindow):
     def _on_document_changed(self, change) -> None:
         if "workload" in change.settings_changed:
             self.results.set_workload(self.workload)
+        if change.reset or "cost" in change.settings_changed:
+            self.results.set_cost_assumptions(self.document.design.settings.get("cost"))
         if change.reset:
             later(self._freeze_long_lived_objects, self)
         if self.scene.building:
@@ -402,6 +405,9 @@ class MainWindow(QMainWindow):
 
     def _on_workload(self, workload: dict) -> None:
         self.document.set_setting("workload", workload, "Change workload")
+
+    def _on_cost_assumptions(self, setting: dict | None) -> None:
+        self.document.set_setting("cost", setting, "Change cost assumptions")
 
     def _on_eval_started(self, generation: int) -> None:
         self.eval_label.setText(self._eval_text("Evaluating…"))

@@ -399,7 +399,7 @@ def frontier_mi250x(catalog: Catalog) -> Design:
 
 
 def cerebras_cg1(catalog: Catalog) -> Design:
-    d = _replicate(generate("server", catalog, platform="cs-2-system"), "node", 64, 2, "rack-42u")
+    d = _replicate(generate("server", catalog, platform="cs-2-system"), "node", 64, 2, "rack-48u")
     d.update_item("node.gpu0", name="WSE-2 wafer")
     return _describe(
         d, "Cerebras Condor Galaxy 1",
@@ -410,9 +410,8 @@ def cerebras_cg1(catalog: Catalog) -> Design:
         bandwidth, 4 EFLOPS FP16 (62.5 PF per CS-2 is derived from that total: catalogue note).""",
         """Assumptions: each CS-2's 12 × 100 GbE links go to the SwarmX broadcast/reduce fabric and
         MemoryX servers, which are not catalogued (nor is a 100 GbE switch), so the cluster network
-        is NOT drawn (lint therefore warns that the wafer has no link to any other part); the CS-2 has
-        no power figure in the reference (power not modelled). 2 CS-2
-        (15U each) per 42U rack.""")
+        is NOT drawn (lint therefore warns that the wafer has no link to any other part). A CS-2
+        draws up to 23 kW (catalogue): 2 CS-2 (15U each, 46 kW) per 48U liquid-cooled rack of 60 kW.""")
 
 
 EXAMPLES = {

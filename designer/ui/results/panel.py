@@ -1,5 +1,5 @@
 """The results dock: one tab per view of the engine's Result (summary, collectives, utilization,
-training, lint).
+training, cost, lint).
 
 Plot items are created once, the first time a curve is needed, and updated with
 `setData`/`setOpts` on every later result, so live updates never rebuild the plots. Only the
@@ -19,6 +19,7 @@ from designer.canvas import colors
 from designer.document.turns import later
 from designer.engine.result import Result
 from designer.ui.results.collectives import CollectivesTab
+from designer.ui.results.cost import CostTab
 from designer.ui.results.formatting import NOT_COMPUTED, si
 from designer.ui.results.goodput import GoodputTab
 from designer.ui.results.lint import LintTab
@@ -28,14 +29,15 @@ from designer.ui.results.utilization import UtilizationTab
 
 
 class ResultsPanel(QWidget):
-    """Tabs: Summary, Collectives, Utilization, Training, Goodput, Lint."""
+    """Tabs: Summary, Collectives, Utilization, Training, Cost, Goodput, Lint."""
 
     workloadChanged = Signal(dict)
+    costChanged = Signal(object)  # the design's new `cost` setting (None: the defaults)
     sparesChanged = Signal(int)  # the Goodput tab's hot spare servers
     findingActivated = Signal(str)
     phaseChosen = Signal()  # the user chose another phase in the Utilization tab
 
-    PLOTS = ("collectives", "utilization", "training")
+    PLOTS = ("collectives", "utilization", "training", "cost")
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -55,16 +57,19 @@ class ResultsPanel(QWidget):
         self.collectives = CollectivesTab()
         self.utilization = UtilizationTab()
         self.training = TrainingTab()
+        self.cost = CostTab()
         self.lint = LintTab(self.tabs)
         self.goodput = GoodputTab()
         self.sections = {"summary": self.summary, "collectives": self.collectives, "utilization": self.utilization,
-                         "training": self.training, "goodput": self.goodput, "lint": self.lint}  # in tab order
+                         "training": self.training, "cost": self.cost, "goodput": self.goodput,
+                         "lint": self.lint}  # in tab order
         for tab in self.sections.values():
             self.tabs.addTab(tab.page, tab.title)
             tab.message_page.show_message(f"{tab.subject} {NOT_COMPUTED}")
         self.training_page = self.training.page
         self.model_combo = self.training.workload_form.model_combo
         self.training.workload_form.changed.connect(self.workloadChanged)
+        self.cost.assumptions.changed.connect(self.costChanged)
         self.goodput.sparesChanged.connect(self.sparesChanged)
         self.lint.findingActivated.connect(self.findingActivated)
         self.utilization.phase_combo.currentIndexChanged.connect(lambda _i: self.phaseChosen.emit())
@@ -116,13 +121,13 @@ class ResultsPanel(QWidget):
     def plot_widget(self, name: str) -> pg.GraphicsView:
         self._refresh_all()
         return {"collectives": self.collectives.view, "utilization": self.utilization.view,
-                "training": self.training.view}[name]
+                "training": self.training.view, "cost": self.cost.view}[name]
 
     def plot_items(self, name: str) -> dict[str, pg.GraphicsObject]:
         """The live plot items of one plot, by key (for tests and overlays)."""
         self._refresh_all()
         return {"collectives": self.collectives, "utilization": self.utilization,
-                "training": self.training}[name].plot_items()
+                "training": self.training, "cost": self.cost}[name].plot_items()
 
     def export_plot_png(self, name: str, path: str, scale: float = 2.0) -> str:
         """Write one plot as a PNG on a white background (2× by default); returns the path. The
@@ -155,6 +160,10 @@ class ResultsPanel(QWidget):
     def set_workload(self, workload: Mapping | None) -> None:
         """Show a workload without emitting `workloadChanged`."""
         self.training.workload_form.set_workload(workload)
+
+    def set_cost_assumptions(self, setting: Mapping | None) -> None:
+        """Show a design's `cost` setting without emitting `costChanged`."""
+        self.cost.assumptions.set_setting(setting)
 
     def summary_table_rows(self) -> list[tuple[str, str, str]]:
         self._refresh_all()

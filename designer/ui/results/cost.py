@@ -1,0 +1,245 @@
+"""The Cost tab: capital cost by category (one stacked bar), yearly cost by component (a bar
+each), the cost figures, and the cost model's assumptions, editable, with their sources beside
+them. An edit is a design setting (`cost`): the window makes it one undo step."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGridLayout, QGroupBox, QLabel, QScrollArea,
+                               QVBoxLayout, QWidget)
+
+from designer.canvas import colors
+from designer.engine.cost import ASSUMPTIONS, CATEGORIES, DEFAULTS, YEARLY
+from designer.engine.result import Result
+from designer.ui.results import plotstyle
+from designer.ui.results.formatting import NOT_COMPUTED
+from designer.ui.results.placeholder import Placeholder
+
+FIGURES = (("capital_usd", "Capital cost"), ("yearly_usd", "Yearly cost"),
+           ("yearly_operating_usd", "Of which operating"), ("per_accelerator_hour_usd", "Per accelerator-hour"),
+           ("run_usd", "Training run"), ("run_energy_mwh", "Training run energy"),
+           ("per_million_tokens_usd", "Per million tokens"), ("unpriced_parts", "Unpriced parts"))
+# Which assumptions apply to which way of paying for the building.
+FACILITY_KEYS = {"build": ("facility_usd_per_kw", "facility_years"), "colocation": ("colocation_usd_per_kw_month",)}
+
+
+def money(value: float | None) -> str:
+    """"$1.23 M", "$3.41"."""
+    if value is None:
+        return NOT_COMPUTED
+    for factor, suffix in ((1e9, " B"), (1e6, " M"), (1e3, " k")):
+        if abs(value) >= factor:
+            return f"${value / factor:,.3g}{suffix}"
+    return f"${value:,.2f}"
+
+
+def _scale(largest: float) -> tuple[float, str]:
+    """The divisor and word for a money axis whose largest value is `largest`."""
+    for factor, word in ((1e9, "billion USD"), (1e6, "million USD"), (1e3, "thousand USD")):
+        if largest >= factor:
+            return factor, word
+    return 1.0, "USD"
+
+
+class AssumptionsForm(QObject):
+    """The cost model's assumptions; `changed` carries the design's new `cost` setting (only the
+    values that differ from the defaults; None when all are defaults)."""
+
+    changed = Signal(object)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._updating = False
+        box = QGroupBox("Assumptions (saved with the design)")
+        grid = QGridLayout(box)
+        grid.setHorizontalSpacing(8)
+        grid.setVerticalSpacing(4)
+        grid.setColumnStretch(2, 1)
+        self.editors: dict[str, QDoubleSpinBox | QComboBox] = {}
+        for row, assumption in enumerate(ASSUMPTIONS):
+            if assumption.choices:
+                editor = QComboBox()
+                editor.addItems(list(assumption.choices))
+                editor.currentIndexChanged.connect(self._edited)
+            else:
+                editor = QDoubleSpinBox()
+                editor.setDecimals(assumption.decimals)
+                editor.setRange(assumption.minimum, assumption.maximum)
+                editor.setSuffix(f" {assumption.unit}" if assumption.unit and assumption.unit != "fraction" else "")
+                editor.setKeyboardTracking(False)  # a typed number is one edit, when it is finished
+                editor.setAccelerated(True)
+                editor.valueChanged.connect(self._edited)
+            editor.setObjectName(f"cost-{assumption.key}")
+            editor.setToolTip(assumption.source)
+            source = QLabel(assumption.source)
+            source.setWordWrap(True)
+            source.setStyleSheet(f"color: {colors.DIM_TEXT}; font-size: 8.5pt;")
+            source.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            grid.addWidget(QLabel(assumption.label), row, 0, alignment=Qt.AlignmentFlag.AlignRight)
+            grid.addWidget(editor, row, 1)
+            grid.addWidget(source, row, 2)
+            self.editors[assumption.key] = editor
+        self.box = box
+        self.set_setting(None)
+
+    def setting(self) -> dict | None:
+        values = {}
+        for assumption in ASSUMPTIONS:
+            editor = self.editors[assumption.key]
+            if isinstance(editor, QComboBox):
+                value = editor.currentText()
+            else:
+                value = round(editor.value(), assumption.decimals)
+                shown = self._shown[assumption.key]
+                if round(shown, assumption.decimals) == value:
+                    value = shown  # a finer figure from the file stays as it was, unless edited
+            if value != DEFAULTS[assumption.key]:
+                values[assumption.key] = value
+        return values or None
+
+    def set_setting(self, setting: Mapping[str, Any] | None) -> None:
+        """Show a design's `cost` setting without emitting `changed`."""
+        self._updating = True
+        try:
+            values = {**DEFAULTS, **(setting or {})}
+            self._shown = values
+            for key, editor in self.editors.items():
+                if isinstance(editor, QComboBox):
+                    editor.setCurrentText(str(values[key]))
+                else:
+                    editor.setValue(float(values[key]))
+            self._sync_enabled()
+        finally:
+            self._updating = False
+
+    def _sync_enabled(self) -> None:
+        mode = self.editors["facility"].currentText()
+        for facility, keys in FACILITY_KEYS.items():
+            for key in keys:
+                self.editors[key].setEnabled(facility == mode)
+
+    def _edited(self, *_: Any) -> None:
+        self._sync_enabled()
+        if not self._updating:
+            self.changed.emit(self.setting())
+
+
+class CostTab:
+    title = "Cost"
+    subject = "Cost"
+
+    def __init__(self) -> None:
+        self.capital_bars: dict[str, pg.BarGraphItem] = {}
+        self.yearly_bars: dict[str, pg.BarGraphItem] = {}
+        content = QWidget()
+        v = QVBoxLayout(content)
+        v.setContentsMargins(0, 4, 0, 0)
+
+        view = plotstyle.plot_view()
+        self.capital_plot = view.addPlot(row=0, col=0)
+        plotstyle.style_plot(self.capital_plot, "Capital cost by category")
+        self.capital_plot.getAxis("left").setTicks([[(0, "capital")]])
+        self.capital_plot.setYRange(-0.5, 0.5, padding=0)
+        self.capital_plot.setMouseEnabled(x=False, y=False)
+        legend = plotstyle.outside_legend(view, row=1, columns=2)
+        for key, text in CATEGORIES.items():
+            item = plotstyle.bar(colors.COST_CATEGORY[key])
+            self.capital_plot.addItem(item)
+            legend.addItem(item, text)
+            self.capital_bars[key] = item
+        self.yearly_plot = view.addPlot(row=2, col=0)
+        plotstyle.style_plot(self.yearly_plot, "Yearly cost")
+        self.yearly_plot.getAxis("left").setTicks([[(-i, text) for i, text in enumerate(YEARLY.values())]])
+        self.yearly_plot.setYRange(-len(YEARLY) + 0.5, 0.5, padding=0)
+        self.yearly_plot.setMouseEnabled(x=False, y=False)
+        for plot in (self.capital_plot, self.yearly_plot):
+            plot.getAxis("left").setWidth(150)
+        for i, key in enumerate(YEARLY):
+            item = pg.BarGraphItem(x0=[0], y=[-i], height=[0.7], width=[0], brush=colors.YEARLY_COST[key],
+                                   pen=pg.mkPen(colors.CANVAS_BACKGROUND, width=1))
+            self.yearly_plot.addItem(item)
+            self.yearly_bars[key] = item
+        view.setMinimumHeight(380)
+        view.setMaximumHeight(440)
+        self.view = view
+        self.plot_page = Placeholder(view)
+        self.message_page = self.plot_page
+        v.addWidget(self.plot_page)
+
+        figures = QWidget()
+        form = QFormLayout(figures)
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        form.setHorizontalSpacing(14)
+        form.setVerticalSpacing(3)
+        self.labels: dict[str, QLabel] = {}
+        for key, text in FIGURES:
+            label = QLabel(NOT_COMPUTED)
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            label.setWordWrap(True)
+            form.addRow(text + ":", label)
+            self.labels[key] = label
+        v.addWidget(figures)
+        self.assumptions = AssumptionsForm()
+        v.addWidget(self.assumptions.box)
+        v.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setWidget(content)
+        self.page = scroll
+
+    def plot_items(self) -> dict[str, pg.BarGraphItem]:
+        return {**{f"capital {key}": bar for key, bar in self.capital_bars.items()},
+                **{f"yearly {key}": bar for key, bar in self.yearly_bars.items()}}
+
+    def show(self, result: Result) -> None:
+        cost = result.cost
+        self.assumptions.set_setting({key: cost.assumptions[key] for key in DEFAULTS if key in cost.assumptions})
+        unpriced = ", ".join(cost.unpriced_parts) if cost.unpriced_parts else "none"
+        self.labels["unpriced_parts"].setText(unpriced if not cost.unpriced_parts
+                                              else f"{unpriced} — left out of every figure above")
+        self.labels["unpriced_parts"].setStyleSheet(f"color: {colors.WARNING};" if cost.unpriced_parts else "")
+        self.labels["run_energy_mwh"].setText(f"{cost.run_energy_mwh:,.0f} MWh at the meter"
+                                              if cost.run_energy_mwh is not None else NOT_COMPUTED)
+        if cost.capital_usd is None:
+            self.plot_page.show_message("Nothing in this design has a price in the catalogue.\nUnpriced: " + unpriced)
+            for key, _text in FIGURES[:-1]:
+                if key != "run_energy_mwh":
+                    self.labels[key].setText(NOT_COMPUTED)
+            return
+        self.plot_page.show_content()
+        factor, word = _scale(cost.capital_usd)
+        x0 = 0.0
+        for key, bar in self.capital_bars.items():
+            width = cost.capital_by_category_usd.get(key, 0.0) / factor
+            bar.setOpts(x0=[x0], width=[width])
+            x0 += width
+        self.capital_plot.setXRange(0, max(x0, 1e-9) * 1.02, padding=0.01)
+        plotstyle.label(self.capital_plot, "bottom", "Capital cost", word)
+        yearly_factor, yearly_word = _scale(max(cost.yearly_by_category_usd.values(), default=0.0))
+        for key, bar in self.yearly_bars.items():
+            bar.setOpts(width=[cost.yearly_by_category_usd.get(key, 0.0) / yearly_factor])
+        largest = max(cost.yearly_by_category_usd.values(), default=0.0) / yearly_factor
+        self.yearly_plot.setXRange(0, max(largest, 1e-9) * 1.05, padding=0.01)
+        plotstyle.label(self.yearly_plot, "bottom", "Cost per year", yearly_word)
+        labels = self.labels
+        labels["capital_usd"].setText(money(cost.capital_usd) + " (" + ", ".join(
+            f"{CATEGORIES[key].lower()} {money(value)}" for key, value in cost.capital_by_category_usd.items()
+            if value) + ")")
+        labels["yearly_usd"].setText(f"{money(cost.yearly_usd)} per year")
+        labels["yearly_operating_usd"].setText(f"{money(cost.yearly_operating_usd)} per year (electricity"
+                                               + (", colocation)" if cost.yearly_by_category_usd.get("colocation")
+                                                  else ")"))
+        unknown = NOT_COMPUTED + (": an accelerator or server has no price" if cost.unpriced_parts else "")
+        labels["per_accelerator_hour_usd"].setText(money(cost.per_accelerator_hour_usd) + " per accelerator-hour in use"
+                                                   if cost.per_accelerator_hour_usd is not None else unknown)
+        labels["run_usd"].setText(f"{money(cost.run_usd)} for {cost.run_days:,.1f} days"
+                                  if cost.run_usd is not None else unknown if cost.per_accelerator_hour_usd is None
+                                  else NOT_COMPUTED + ": the training run was not timed")
+        labels["per_million_tokens_usd"].setText(money(cost.per_million_tokens_usd)
+                                                 if cost.per_million_tokens_usd is not None else NOT_COMPUTED)

@@ -1,0 +1,112 @@
+"""The Cost tab: capital and yearly cost plotted from the engine's cost section, the assumptions
+edited there as an undoable design setting, saved with the file, and unpriced parts said."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+
+from designer.io.files import load_design, save_design
+from designer.model.catalog import default_catalog
+from designer.topologies import generate
+
+
+@pytest.fixture
+def dgx_window(make_window):
+    return make_window(generate("server", default_catalog(), platform="dgx-h100"))
+
+
+def _show_cost_tab(window, qtbot):
+    panel = window.results
+    bar = panel.tabs.tabBar()
+    index = list(panel.sections).index("cost")
+    qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(index).center())
+    assert panel.tabs.currentIndex() == index
+    return panel.cost
+
+
+def _type_into(qtbot, spin, text: str) -> None:
+    spin.setFocus()
+    spin.lineEdit().selectAll()
+    QTest.keyClicks(spin.lineEdit(), text)
+    qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
+
+
+def _electricity(window) -> float:
+    return window.last_result.cost.yearly_by_category_usd["electricity"]
+
+
+def test_editing_an_assumption_is_an_undo_step_and_changes_the_figures(dgx_window, qtbot, tmp_path):
+    window, doc = dgx_window, dgx_window.document
+    assert window.scheduler.wait_idle(30_000)
+    tab = _show_cost_tab(window, qtbot)
+    bar = tab.yearly_bars["electricity"]
+    width_before = bar.opts["width"][0]
+    spent_before = _electricity(window)
+    assert width_before > 0 and tab.labels["per_accelerator_hour_usd"].text().startswith("$")
+    spin = tab.assumptions.editors["electricity_usd_per_kwh"]
+    assert spin.value() == pytest.approx(0.08)
+    before = window.evaluations
+    _type_into(qtbot, spin, "0.16")
+    assert doc.design.settings["cost"] == {"electricity_usd_per_kwh": 0.16}
+    assert doc.undo_stack.undoText() == "Change cost assumptions"
+    qtbot.waitUntil(lambda: window.evaluations > before
+                    and window.last_result.cost.assumptions["electricity_usd_per_kwh"] == 0.16, timeout=30_000)
+    qtbot.waitUntil(lambda: bar.opts["width"][0] == pytest.approx(2 * width_before), timeout=10_000)
+    assert _electricity(window) == pytest.approx(2 * spent_before)
+
+    path = tmp_path / "priced.cluster.json"
+    save_design(doc.design, path)  # what Save writes, without joining the recent files other tests read
+    assert load_design(path).settings["cost"] == {"electricity_usd_per_kwh": 0.16}
+
+    before = window.evaluations
+    window.act_undo.trigger()
+    assert "cost" not in doc.design.settings
+    assert spin.value() == pytest.approx(0.08)
+    qtbot.waitUntil(lambda: window.evaluations > before and _electricity(window) == pytest.approx(spent_before),
+                    timeout=30_000)
+    qtbot.waitUntil(lambda: bar.opts["width"][0] == pytest.approx(width_before), timeout=10_000)
+
+
+def test_choosing_colocation_moves_the_facility_from_capital_to_yearly_cost(dgx_window, qtbot):
+    window, doc = dgx_window, dgx_window.document
+    assert window.scheduler.wait_idle(30_000)
+    tab = _show_cost_tab(window, qtbot)
+    facility = tab.assumptions.editors["facility"]
+    assert not tab.assumptions.editors["colocation_usd_per_kw_month"].isEnabled()
+    capital_before = window.last_result.cost.capital_usd
+    before = window.evaluations
+    facility.setCurrentText("colocation")  # a combo box's choice, as a user's pick emits it
+    assert doc.design.settings["cost"] == {"facility": "colocation"}
+    assert tab.assumptions.editors["colocation_usd_per_kw_month"].isEnabled()
+    assert not tab.assumptions.editors["facility_usd_per_kw"].isEnabled()
+    qtbot.waitUntil(lambda: window.evaluations > before and window.last_result.cost.assumptions["facility"]
+                    == "colocation", timeout=30_000)
+    cost = window.last_result.cost
+    assert cost.capital_usd < capital_before and cost.yearly_by_category_usd["colocation"] > 0
+    qtbot.waitUntil(lambda: tab.yearly_bars["colocation"].opts["width"][0] > 0, timeout=10_000)
+
+
+def test_unpriced_parts_are_named_and_nothing_priced_is_said(make_window, qtbot):
+    window = make_window(generate("server", default_catalog(), platform="tpu-v4-host"))
+    assert window.scheduler.wait_idle(30_000)
+    tab = _show_cost_tab(window, qtbot)
+    qtbot.waitUntil(lambda: not tab.plot_page.showing_content, timeout=10_000)
+    assert "Nothing in this design has a price" in tab.plot_page.message.text()
+    assert "tpu-v4" in tab.labels["unpriced_parts"].text()
+    assert tab.labels["per_accelerator_hour_usd"].text() == "not computed"
+    assert tab.labels["run_energy_mwh"].text().endswith("MWh at the meter")  # energy needs no price
+
+
+def test_a_finer_figure_from_the_file_survives_an_edit_of_another(dgx_window, qtbot):
+    window, doc = dgx_window, dgx_window.document
+    doc.set_setting("cost", {"pue": 1.234}, "Change cost assumptions")
+    assert window.scheduler.wait_idle(30_000)
+    tab = _show_cost_tab(window, qtbot)
+    form = tab.assumptions
+    assert form.editors["pue"].text() == "1.23"
+    spin = form.editors["depreciation_years"]
+    spin.setFocus()
+    qtbot.keyClick(spin, Qt.Key.Key_Up)  # 5 → 6 years
+    assert doc.design.settings["cost"] == {"pue": 1.234, "depreciation_years": 6.0}
