@@ -116,6 +116,9 @@ def _shape_rows(shape) -> list[tuple[str, Any, str]]:
             ("Global bandwidth per group (Valiant)", dragonfly.valiant.alltoall_gb_per_s, "GB/s"),
             ("Dragonfly routing", dragonfly.routing, ""),
         ]
+    return rows
+
+
 def cost_rows(result: Result) -> list[tuple[str, Any, str]]:
     """Capital by category, yearly cost, cost per accelerator-hour and of the training run
     (present where something is priced), and the parts without a price."""
