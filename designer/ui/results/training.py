@@ -10,20 +10,26 @@ from designer.canvas import colors
 from designer.engine.result import Result
 from designer.engine.summary import format_value
 from designer.ui.results import plotstyle
-from designer.ui.results.formatting import NOT_COMPUTED, count, fits_text, memory_text, plan_text, si
+from designer.ui.results.formatting import (NOT_COMPUTED, count, fits_text, memory_text, overlap_text,
+                                           plan_text, si)
 from designer.ui.results.placeholder import Placeholder
 from designer.ui.results.workload import WorkloadForm
 
-STEP_PARTS = (  # (training field, label, colour key)
+STEP_PARTS = (  # (training field, label, colour key), in the engine's order (sections.STEP_PARTS)
     ("compute_s", "Compute", "compute"),
     ("exposed_tp_s", "Exposed TP comm.", "exposed_tp"),
+    ("exposed_cp_s", "Exposed CP comm.", "exposed_cp"),
+    ("exposed_ep_s", "Exposed EP all-to-all", "exposed_ep"),
     ("exposed_pp_s", "Exposed PP comm.", "exposed_pp"),
     ("exposed_dp_s", "Exposed DP comm.", "exposed_dp"),
+    ("exposed_memory_s", "Exposed weight streaming", "exposed_memory"),
     ("bubble_s", "Pipeline bubble", "bubble"),
 )
+STEP_LABELS = {key: text for key, text, _ in STEP_PARTS}
 FIGURES = (("step_time_s", "Step time"), ("mfu", "MFU"), ("tflops_per_gpu", "Model TFLOP/s per GPU"),
            ("tokens_per_s", "Tokens/s"), ("days", "Time to train"), ("memory_per_gpu_gb", "Memory per GPU"),
-           ("fits", "Fits in memory"), ("plan", "Plan"))
+           ("fits", "Fits in memory"), ("plan", "Plan"), ("exposed", "Exposed per step"),
+           ("overlap", "Overlap assumed"), ("memory_model", "Memory model"))
 
 
 class TrainingTab:
@@ -45,7 +51,7 @@ class TrainingTab:
         self.step_plot.getAxis("left").setTicks([[(0, "step")]])
         self.step_plot.setYRange(-0.5, 0.5, padding=0)
         self.step_plot.setMouseEnabled(x=False, y=False)
-        legend = plotstyle.outside_legend(view, row=1, columns=3)
+        legend = plotstyle.outside_legend(view, row=1, columns=4)
         for key, text, color in STEP_PARTS:
             item = plotstyle.bar(colors.STEP_PART[color])
             self.step_plot.addItem(item)
@@ -106,3 +112,9 @@ class TrainingTab:
             labels["fits"].setText(fits_text(t))
             labels["fits"].setStyleSheet(f"color: {colors.GOOD if t.fits else colors.ERROR}; font-weight: bold;")
         labels["plan"].setText(plan_text(t.plan))
+        exposed = [f"{STEP_LABELS[key].removeprefix('Exposed ')} {si(seconds, 's')}"
+                   for key, seconds in t.step_parts() if key != "compute_s" and seconds > 0]
+        labels["exposed"].setText(", ".join(exposed) if t.step_time_s is not None and exposed else
+                                  "nothing" if t.step_time_s is not None else NOT_COMPUTED)
+        labels["overlap"].setText(overlap_text(t.overlap))
+        labels["memory_model"].setText(t.memory_model or "accelerator memory (HBM)")

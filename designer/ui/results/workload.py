@@ -1,5 +1,7 @@
-"""The workload form on the Training tab: the model preset and the plan (auto, or TP / PP / DP /
-micro-batch / recompute / ZeRO), as the workload dict `evaluate(..., workload)` accepts."""
+"""The workload form on the Training tab: the model preset, the plan (auto, or every key of the plan
+syntax: TP / PP / virtual stages / DP / CP / EP / micro-batch / sequence parallel / recompute / ZeRO
+/ attention kernel) and the overlap assumptions, as the workload dict `evaluate(..., workload)`
+accepts."""
 
 from __future__ import annotations
 
@@ -7,10 +9,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QCheckBox, QComboBox, QGridLayout, QGroupBox, QLabel, QSpinBox
+from PySide6.QtWidgets import QCheckBox, QComboBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QSpinBox
 
 from designer.engine import workloads
-from designer.engine.training import RECOMPUTE
+from designer.engine.training import ATTENTION, OVERLAP_CHOICES, OVERLAP_DEFAULTS, PLAN_DEFAULTS, RECOMPUTE
+
+# (plan key, label, maximum, tooltip) of the plan's whole-number fields, in the order shown.
+_SPINS = (("tp", "TP", 1024, "Tensor-parallel degree"),
+          ("pp", "PP", 1024, "Pipeline-parallel stages"),
+          ("vp", "VP", 64, "Virtual stages per pipeline rank (interleaved 1F1B; 1 = plain 1F1B)"),
+          ("dp", "DP", 1_000_000, "Data-parallel replicas"),
+          ("cp", "CP", 1024, "Context-parallel degree (sequence split over GPUs, ring attention)"),
+          ("ep", "EP", 100_000, "Expert-parallel degree (mixture-of-experts models; divides DP)"),
+          ("mb", "Micro-batch", 1024, "Micro-batch size (sequences)"))
+_OVERLAP_NAMES = {"tp": "TP", "dp": "DP", "pp": "PP", "cp": "CP", "ep": "EP"}
 
 
 class WorkloadForm(QObject):
@@ -27,39 +39,68 @@ class WorkloadForm(QObject):
         self.model_combo.setToolTip("LLM preset to train")
         self.auto_plan = QCheckBox("Auto plan (fastest that fits)")
         self.auto_plan.setChecked(True)
-        self.tp_spin, self.pp_spin, self.dp_spin, self.mb_spin = (QSpinBox() for _ in range(4))
-        for spin, maximum, tip in ((self.tp_spin, 1024, "Tensor-parallel degree"),
-                                   (self.pp_spin, 1024, "Pipeline-parallel stages"),
-                                   (self.dp_spin, 1_000_000, "Data-parallel replicas"),
-                                   (self.mb_spin, 1024, "Micro-batch size (sequences)")):
+        self.spins: dict[str, QSpinBox] = {}
+        for key, _, maximum, tip in _SPINS:
+            spin = QSpinBox()
             spin.setRange(1, maximum)
             spin.setToolTip(tip)
             spin.setAccelerated(True)
+            spin.setValue(PLAN_DEFAULTS.get(key, 1))
+            self.spins[key] = spin
+        self.tp_spin, self.pp_spin, self.vp_spin, self.dp_spin, self.cp_spin, self.ep_spin, self.mb_spin = (
+            self.spins[key] for key, *_ in _SPINS)
         self.tp_spin.setValue(8)
+        self.sp_check = QCheckBox("Sequence parallel")
+        self.sp_check.setToolTip("Split the activations TP keeps whole (norms, dropout) over the TP group: "
+                                 "reduce-scatter and all-gather instead of all-reduce")
+        self.sp_check.setChecked(True)
         self.recompute_combo = QComboBox()
         self.recompute_combo.addItems(RECOMPUTE)
-        self.recompute_combo.setCurrentText("selective")
+        self.recompute_combo.setCurrentText(PLAN_DEFAULTS["recompute"])
         self.zero_combo = QComboBox()
         self.zero_combo.addItems(["0 (off)", "1 (optimizer)", "2 (+ gradients)", "3 (+ weights)"])
-        self.zero_combo.setCurrentIndex(1)
+        self.zero_combo.setCurrentIndex(PLAN_DEFAULTS["zero"])
+        self.attention_combo = QComboBox()
+        self.attention_combo.addItems(ATTENTION)
+        self.attention_combo.setToolTip("flash: no s × s score matrix kept; standard: the scores are stored")
+        self.overlap_combos: dict[str, QComboBox] = {}
+        for part, choices in OVERLAP_CHOICES.items():
+            combo = QComboBox()
+            combo.addItems(choices)
+            combo.setCurrentText(OVERLAP_DEFAULTS[part])
+            combo.setToolTip(f"How much {_OVERLAP_NAMES[part]} communication is hidden behind compute "
+                             f"(default {OVERLAP_DEFAULTS[part]})")
+            self.overlap_combos[part] = combo
+
         grid.addWidget(QLabel("Model"), 0, 0)
         grid.addWidget(self.model_combo, 0, 1, 1, 3)
         grid.addWidget(self.auto_plan, 0, 4, 1, 4)
-        for col, (text, w) in enumerate((("TP", self.tp_spin), ("PP", self.pp_spin), ("DP", self.dp_spin),
-                                         ("Micro-batch", self.mb_spin))):
-            grid.addWidget(QLabel(text), 1, col * 2, alignment=Qt.AlignmentFlag.AlignRight)
-            grid.addWidget(w, 1, col * 2 + 1)
-        grid.addWidget(QLabel("Recompute"), 2, 0, alignment=Qt.AlignmentFlag.AlignRight)
-        grid.addWidget(self.recompute_combo, 2, 1, 1, 3)
-        grid.addWidget(QLabel("ZeRO"), 2, 4, alignment=Qt.AlignmentFlag.AlignRight)
-        grid.addWidget(self.zero_combo, 2, 5, 1, 3)
+        for index, (key, text, _, _) in enumerate(_SPINS):
+            row, col = 1 + index // 4, (index % 4) * 2
+            grid.addWidget(QLabel(text), row, col, alignment=Qt.AlignmentFlag.AlignRight)
+            grid.addWidget(self.spins[key], row, col + 1)
+        grid.addWidget(self.sp_check, 2, 6, 1, 2)
+        for col, (text, widget) in enumerate((("Recompute", self.recompute_combo), ("ZeRO", self.zero_combo),
+                                               ("Attention", self.attention_combo))):
+            grid.addWidget(QLabel(text), 3, col * 2, alignment=Qt.AlignmentFlag.AlignRight)
+            grid.addWidget(widget, 3, col * 2 + 1)
+        overlap_label = QLabel("Overlap")
+        overlap_label.setToolTip("Communication hidden behind compute: an assumption of the step time")
+        grid.addWidget(overlap_label, 4, 0, alignment=Qt.AlignmentFlag.AlignRight)
+        overlap_row = QHBoxLayout()
+        for part, combo in self.overlap_combos.items():
+            overlap_row.addWidget(QLabel(_OVERLAP_NAMES[part]))
+            overlap_row.addWidget(combo)
+        overlap_row.addStretch(1)
+        grid.addLayout(overlap_row, 4, 1, 1, 7)
         self.box = box
         self.model_combo.currentIndexChanged.connect(self._edited)
         self.auto_plan.toggled.connect(self._edited)
-        for spin in (self.tp_spin, self.pp_spin, self.dp_spin, self.mb_spin):
+        for spin in self.spins.values():
             spin.valueChanged.connect(self._edited)
-        self.recompute_combo.currentIndexChanged.connect(self._edited)
-        self.zero_combo.currentIndexChanged.connect(self._edited)
+        self.sp_check.toggled.connect(self._edited)
+        for combo in (self.recompute_combo, self.zero_combo, self.attention_combo, *self.overlap_combos.values()):
+            combo.currentIndexChanged.connect(self._edited)
         self._sync_plan_enabled()
 
     def workload(self) -> dict:
@@ -67,12 +108,15 @@ class WorkloadForm(QObject):
         if self.auto_plan.isChecked():
             plan = "auto"
         else:
-            plan = {
-                "tp": self.tp_spin.value(), "pp": self.pp_spin.value(), "dp": self.dp_spin.value(),
-                "mb": self.mb_spin.value(), "recompute": self.recompute_combo.currentText(),
-                "zero": self.zero_combo.currentIndex(),
-            }
-        return {"training": {"model": self.model_combo.currentText(), "plan": plan}}
+            plan = {key: spin.value() for key, spin in self.spins.items()}
+            plan.update(sp=int(self.sp_check.isChecked()), recompute=self.recompute_combo.currentText(),
+                        zero=self.zero_combo.currentIndex(), attention=self.attention_combo.currentText())
+        training: dict[str, Any] = {"model": self.model_combo.currentText(), "plan": plan}
+        overlap = {part: combo.currentText() for part, combo in self.overlap_combos.items()
+                   if combo.currentText() != OVERLAP_DEFAULTS[part]}
+        if overlap:  # only what differs from the defaults is saved
+            training["overlap"] = overlap
+        return {"training": training}
 
     def set_workload(self, workload: Mapping | None) -> None:
         """Show a workload (a design's `settings["workload"]`) without emitting `changed`."""
@@ -87,21 +131,26 @@ class WorkloadForm(QObject):
             plan = training.get("plan", "auto")
             self.auto_plan.setChecked(plan in (None, "auto"))
             if isinstance(plan, Mapping):
-                self.tp_spin.setValue(int(plan.get("tp", 1)))
-                self.pp_spin.setValue(int(plan.get("pp", 1)))
-                self.dp_spin.setValue(int(plan.get("dp", 1)))
-                self.mb_spin.setValue(int(plan.get("mb", 1)))
-                recompute = str(plan.get("recompute", "selective"))
+                for key, spin in self.spins.items():
+                    spin.setValue(int(plan.get(key, PLAN_DEFAULTS.get(key, 1))))
+                self.sp_check.setChecked(bool(plan.get("sp", PLAN_DEFAULTS["sp"])))
+                recompute = str(plan.get("recompute", PLAN_DEFAULTS["recompute"]))
                 if recompute in RECOMPUTE:
                     self.recompute_combo.setCurrentText(recompute)
-                self.zero_combo.setCurrentIndex(int(plan.get("zero", 1)))
+                self.zero_combo.setCurrentIndex(int(plan.get("zero", PLAN_DEFAULTS["zero"])))
+                attention = str(plan.get("attention", PLAN_DEFAULTS["attention"]))
+                if attention in ATTENTION:
+                    self.attention_combo.setCurrentText(attention)
+            overlap = {**OVERLAP_DEFAULTS, **(training.get("overlap") or {})}
+            for part, combo in self.overlap_combos.items():
+                combo.setCurrentText(str(overlap[part]))
             self._sync_plan_enabled()
         finally:
             self._updating = False
 
     def _sync_plan_enabled(self) -> None:
         manual = not self.auto_plan.isChecked()
-        for w in (self.tp_spin, self.pp_spin, self.dp_spin, self.mb_spin):
+        for w in (*self.spins.values(), self.sp_check, self.recompute_combo, self.zero_combo, self.attention_combo):
             w.setEnabled(manual)
 
     def _edited(self, *_: Any) -> None:
