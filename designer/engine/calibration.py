@@ -8,6 +8,8 @@ bandwidths are fractions of the catalogue's raw link figures.
 
 from __future__ import annotations
 
+import functools
+
 US = 1e-6
 
 # --- bandwidth efficiencies ----------------------------------------------------------------------
@@ -111,6 +113,7 @@ GENERATION = {"v100-sxm2-32gb": "volta", "a100-sxm-80gb": "ampere", "h100-sxm": 
               "mi250x": "cdna2", "mi300x": "cdna3", "tpu-v4": "tpu-v4", "dojo-d1": "dojo", "cs-2": "wse-2"}
 
 
+@functools.lru_cache(maxsize=4096)
 def matmul_efficiency(part_id: str | None, gemm_dim: float) -> float:
     """Achieved fraction of dense peak for a GEMM whose narrowest dimension is `gemm_dim`, on the
     accelerator `part_id`."""

@@ -172,7 +172,11 @@ def _parameters_per_gpu(shape: _Shape, plan: dict) -> tuple[float, float]:
 
 def memory(model: dict, plan: dict, m: int, shape: _Shape | None = None,
            overhead_gb: float = cal.MEMORY_OVERHEAD_GB) -> dict:
-    shape = shape or _Shape(model)
+    """GB per accelerator by part, and their total."""
+    return {k: rounded(v) for k, v in _memory(model, plan, m, shape or _Shape(model), overhead_gb).items()}
+
+
+def _memory(model: dict, plan: dict, m: int, shape: _Shape, overhead_gb: float) -> dict:
     tp, pp, vp, dp, cp, mb, zero = plan["tp"], plan["pp"], plan["vp"], plan["dp"], plan["cp"], plan["mb"], plan["zero"]
     dense, expert = _parameters_per_gpu(shape, plan)
     shard, expert_shard = dp * cp, max(1, dp * cp // plan["ep"])
@@ -206,7 +210,24 @@ def memory(model: dict, plan: dict, m: int, shape: _Shape | None = None,
     out = {"weights": weights / gb, "gradients": grads / gb, "optimizer": optim / gb,
            "activations": activations / gb, "logits": logits / gb, "overhead": overhead_gb}
     out["total"] = sum(out.values())
-    return {k: rounded(v) for k, v in out.items()}
+    return out
+
+
+def _compute_mb(shape: _Shape, plan: dict, part: str, peak: float, passes: float, extra: float) -> float:
+    """Seconds one accelerator computes one micro-batch: the work outside the experts at the
+    efficiency of GEMMs min(h, tokens per rank) wide, the experts' at that of GEMMs as wide as the
+    tokens one expert gets (or its width, or h)."""
+    if not peak:
+        return math.inf
+    tokens_mb = plan["mb"] * shape.s / plan["cp"]
+    share = tokens_mb / (plan["tp"] * plan["pp"])  # of the whole model's per-token work, this accelerator's part
+    eff = cal.matmul_efficiency(part, min(shape.h, tokens_mb))
+    t = (passes * (shape.dense_fwd + shape.core_fwd) + 3 * shape.logits_fwd + extra) * share / (peak * eff)
+    if shape.expert_fwd:
+        per_expert = tokens_mb * shape.top_k * plan["ep"] / shape.experts
+        eff_expert = cal.matmul_efficiency(part, min(shape.h, shape.moe_ffn, per_expert))
+        t += passes * shape.expert_fwd * share / (peak * eff_expert)
+    return t
 
 
 def overlap_of(spec: dict | None) -> dict:
@@ -222,7 +243,11 @@ def _not_timed(result: dict) -> dict:
 
 
 def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None = None, detail: bool = False,
-                  overlap: dict | None = None, shape: _Shape | None = None, mem: dict | None = None) -> dict:
+                  overlap: dict | None = None, shape: _Shape | None = None, mem: dict | None = None,
+                  step_only: bool = False) -> dict:
+    """The step of one plan, by part, with its memory and throughput. `mem`: its memory, if known
+    (unrounded, as `_memory` gives it); `step_only`: the search's question, only `step_time_s`
+    (unrounded), or None where the plan does not fit or cannot be timed."""
     comms = comms or _Comms(fabric)
     shape = shape or _Shape(model)
     overlap = overlap or OVERLAP_DEFAULTS
@@ -232,10 +257,15 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
     m = math.ceil(B / (dp * mb))
     streamed = streaming.model_for(_part_id(fabric))
     capacity_gb, overhead_gb = _memory_budget(fabric)
-    mem = mem or memory(model, plan, m, shape, overhead_gb)
+    mem = mem or _memory(model, plan, m, shape, overhead_gb)
     capacity = capacity_gb * cal.MEMORY_USABLE_FRACTION
+    fits = mem["total"] <= capacity
+    if step_only and not fits:
+        return {"step_time_s": None}
+    if not step_only:
+        mem = {k: rounded(v) for k, v in mem.items()}
     result = {"plan": dict(plan), "microbatches": m, "memory_per_gpu_gb": mem,
-              "memory_capacity_gb": rounded(capacity_gb), "fits": mem["total"] <= capacity, "why": None}
+              "memory_capacity_gb": rounded(capacity_gb), "fits": fits, "why": None}
     if not result["fits"]:
         biggest = max((k for k in mem if k != "total"), key=lambda k: mem[k])
         result["why"] = (f"needs {mem['total']:.1f} GB per GPU (largest: {biggest} {mem[biggest]:.1f} GB) but "
@@ -247,16 +277,8 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
     passes = 4.0 if recompute == "full" else 3.0
     extra = shape.core_fwd if recompute == "selective" and plan["attention"] == "standard" else 0.0
     tokens_mb = mb * s / cp  # tokens of one micro-batch on one rank
-    share = tokens_mb / (tp * pp)  # of the whole model's per-token work, this accelerator's part
     eff_dense = cal.matmul_efficiency(part, min(h, tokens_mb))
-    t_compute_mb = math.inf
-    if peak:
-        t_compute_mb = (passes * (shape.dense_fwd + shape.core_fwd) + 3 * shape.logits_fwd + extra) * share / (
-            peak * eff_dense)
-        if shape.expert_fwd:
-            per_expert = tokens_mb * shape.top_k * ep / shape.experts
-            eff_expert = cal.matmul_efficiency(part, min(h, shape.moe_ffn, per_expert))
-            t_compute_mb += passes * shape.expert_fwd * share / (peak * eff_expert)
+    t_compute_mb = _compute_mb(shape, plan, part, peak, passes, extra)
     per_token = passes * (shape.dense_fwd + shape.expert_fwd + shape.core_fwd) + 3 * shape.logits_fwd + extra
     layers_per_stage = math.ceil(shape.L / pp)
     calls = 4 + (2 if recompute == "full" else 0)  # per layer: 2 forward, 2 backward, 2 more recomputing
@@ -338,6 +360,8 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
     step = compute + m * (exposed_tp_mb + exposed_cp_mb + exposed_ep_mb) + exposed_pp + bubble + exposed_dp \
         + exposed_memory
     tokens_step = B * s
+    if step_only:
+        return {"step_time_s": step if math.isfinite(step) and step > 0 else None}
     if not math.isfinite(step) or step <= 0:
         result["why"] = ("training not timed: the accelerators of this plan have no network path between them; "
                          "draw the links that join their servers")
@@ -405,22 +429,34 @@ def auto_plan(fabric: Fabric, model: dict, comms: _Comms | None = None, overlap:
     shape = _Shape(model)
     capacity_gb, overhead_gb = _memory_budget(fabric)
     capacity = capacity_gb * cal.MEMORY_USABLE_FRACTION
-    best = None
     B = model["global_batch"]
-    for plan in plan_candidates(fabric.total_accelerators, fabric.domain_size, model):
+    part = _part_id(fabric)
+    peak = _peak_tflops(fabric, model.get("precision", "bf16")) * 1e12
+    # Shapes in the order of a bound no step of theirs beats (compute without recomputation plus
+    # its share of the bubble): once the bound reaches the best step found, no later shape can win.
+    shapes = []
+    for index, plan in enumerate(plan_candidates(fabric.total_accelerators, fabric.domain_size, model)):
         m = math.ceil(B / (plan["dp"] * plan["mb"]))
+        t_mb = _compute_mb(shape, plan, part, peak, 3.0, 0.0)
+        shapes.append((m * t_mb + (plan["pp"] - 1) * t_mb / plan["vp"], index, plan, m))
+    shapes.sort(key=lambda entry: entry[:2])
+    best, best_step = None, math.inf
+    for bound, _, plan, m in shapes:
+        if bound >= best_step:
+            break
         for zero in (1, 2, 3):
             for recompute in ("none", "full"):
                 candidate = {**plan, "zero": zero, "recompute": recompute}
-                mem = memory(model, candidate, m, shape, overhead_gb)
+                mem = _memory(model, candidate, m, shape, overhead_gb)
                 if mem["total"] <= capacity:
                     break
             else:
                 continue
-            r = evaluate_plan(fabric, model, candidate, comms, overlap=overlap, shape=shape, mem=mem)
-            if r["fits"] and r["step_time_s"] is not None and (best is None or r["step_time_s"] < best["step_time_s"]):
-                best = r
-    return best
+            step = evaluate_plan(fabric, model, candidate, comms, overlap=overlap, shape=shape, mem=mem,
+                                 step_only=True)["step_time_s"]
+            if step is not None and step < best_step:
+                best, best_step = candidate, step
+    return evaluate_plan(fabric, model, best, comms, overlap=overlap, shape=shape) if best is not None else None
 
 
 def validate_plan(fabric: Fabric, model: dict, plan: dict) -> dict:
