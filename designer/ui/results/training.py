@@ -17,12 +17,12 @@ from designer.ui.results.workload import WorkloadForm
 
 STEP_PARTS = (  # (training field, label, colour key), in the engine's order (sections.STEP_PARTS)
     ("compute_s", "Compute", "compute"),
-    ("exposed_tp_s", "Exposed TP comm.", "exposed_tp"),
-    ("exposed_cp_s", "Exposed CP comm.", "exposed_cp"),
-    ("exposed_ep_s", "Exposed EP all-to-all", "exposed_ep"),
-    ("exposed_pp_s", "Exposed PP comm.", "exposed_pp"),
-    ("exposed_dp_s", "Exposed DP comm.", "exposed_dp"),
-    ("exposed_memory_s", "Exposed weight streaming", "exposed_memory"),
+    ("exposed_tp_s", "TP comm.", "exposed_tp"),
+    ("exposed_cp_s", "CP comm.", "exposed_cp"),
+    ("exposed_ep_s", "EP all-to-all", "exposed_ep"),
+    ("exposed_pp_s", "PP comm.", "exposed_pp"),
+    ("exposed_dp_s", "DP comm.", "exposed_dp"),
+    ("exposed_memory_s", "Weight streaming", "exposed_memory"),
     ("bubble_s", "Pipeline bubble", "bubble"),
 )
 STEP_LABELS = {key: text for key, text, _ in STEP_PARTS}
@@ -46,12 +46,12 @@ class TrainingTab:
 
         view = plotstyle.plot_view()
         self.step_plot = view.addPlot(row=0, col=0)
-        plotstyle.style_plot(self.step_plot, "Training step breakdown")
+        plotstyle.style_plot(self.step_plot, "Training step: compute and exposed parts")
         plotstyle.label(self.step_plot, "bottom", "Time per step", "s", auto_si=True)
         self.step_plot.getAxis("left").setTicks([[(0, "step")]])
         self.step_plot.setYRange(-0.5, 0.5, padding=0)
         self.step_plot.setMouseEnabled(x=False, y=False)
-        legend = plotstyle.outside_legend(view, row=1, columns=4)
+        legend = plotstyle.outside_legend(view, row=1, columns=3)
         for key, text, color in STEP_PARTS:
             item = plotstyle.bar(colors.STEP_PART[color])
             self.step_plot.addItem(item)
@@ -112,7 +112,7 @@ class TrainingTab:
             labels["fits"].setText(fits_text(t))
             labels["fits"].setStyleSheet(f"color: {colors.GOOD if t.fits else colors.ERROR}; font-weight: bold;")
         labels["plan"].setText(plan_text(t.plan))
-        exposed = [f"{STEP_LABELS[key].removeprefix('Exposed ')} {si(seconds, 's')}"
+        exposed = [f"{STEP_LABELS[key]} {si(seconds, 's')}"
                    for key, seconds in t.step_parts() if key != "compute_s" and seconds > 0]
         labels["exposed"].setText(", ".join(exposed) if t.step_time_s is not None and exposed else
                                   "nothing" if t.step_time_s is not None else NOT_COMPUTED)

@@ -58,7 +58,7 @@ class UtilizationTab:
         self.gpu_plot.setXRange(0, 100, padding=0.01)
         self.gpu_plot.setYRange(-0.5, 0.5, padding=0)
         self.gpu_plot.setMouseEnabled(x=False, y=False)
-        gpu_legend = plotstyle.outside_legend(view, row=3, columns=4)
+        gpu_legend = plotstyle.outside_legend(view, row=3, columns=3)
         for key, text, color in GPU_STEP_PARTS:
             item = plotstyle.bar(colors.STEP_PART[color])
             self.gpu_plot.addItem(item)

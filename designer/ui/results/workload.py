@@ -50,7 +50,7 @@ class WorkloadForm(QObject):
         self.tp_spin, self.pp_spin, self.vp_spin, self.dp_spin, self.cp_spin, self.ep_spin, self.mb_spin = (
             self.spins[key] for key, *_ in _SPINS)
         self.tp_spin.setValue(8)
-        self.sp_check = QCheckBox("Sequence parallel")
+        self.sp_check = QCheckBox("Seq. parallel")
         self.sp_check.setToolTip("Split the activations TP keeps whole (norms, dropout) over the TP group: "
                                  "reduce-scatter and all-gather instead of all-reduce")
         self.sp_check.setChecked(True)
@@ -58,7 +58,9 @@ class WorkloadForm(QObject):
         self.recompute_combo.addItems(RECOMPUTE)
         self.recompute_combo.setCurrentText(PLAN_DEFAULTS["recompute"])
         self.zero_combo = QComboBox()
-        self.zero_combo.addItems(["0 (off)", "1 (optimizer)", "2 (+ gradients)", "3 (+ weights)"])
+        self.zero_combo.addItems(["0", "1", "2", "3"])
+        self.zero_combo.setToolTip("ZeRO / FSDP stage: 0 off, 1 optimizer state, 2 + gradients, 3 + weights split "
+                                   "over the data-parallel ranks")
         self.zero_combo.setCurrentIndex(PLAN_DEFAULTS["zero"])
         self.attention_combo = QComboBox()
         self.attention_combo.addItems(ATTENTION)
@@ -75,23 +77,22 @@ class WorkloadForm(QObject):
         grid.addWidget(QLabel("Model"), 0, 0)
         grid.addWidget(self.model_combo, 0, 1, 1, 3)
         grid.addWidget(self.auto_plan, 0, 4, 1, 4)
-        for index, (key, text, _, _) in enumerate(_SPINS):
-            row, col = 1 + index // 4, (index % 4) * 2
-            grid.addWidget(QLabel(text), row, col, alignment=Qt.AlignmentFlag.AlignRight)
-            grid.addWidget(self.spins[key], row, col + 1)
+        # Label and field pairs, four to a row: the plan's numbers, then its choices.
+        rows = ([(text, self.spins[key]) for key, text, _, _ in _SPINS if key not in ("mb", "cp", "ep")],
+                [("Micro-batch", self.mb_spin), ("CP", self.cp_spin), ("EP", self.ep_spin)],
+                [("Recompute", self.recompute_combo), ("ZeRO", self.zero_combo), ("Attention", self.attention_combo)])
+        for row, pairs in enumerate(rows, start=1):
+            for index, (text, widget) in enumerate(pairs):
+                grid.addWidget(QLabel(text), row, index * 2, alignment=Qt.AlignmentFlag.AlignRight)
+                grid.addWidget(widget, row, index * 2 + 1, 1, 3 if widget is self.attention_combo else 1)
         grid.addWidget(self.sp_check, 2, 6, 1, 2)
-        for col, (text, widget) in enumerate((("Recompute", self.recompute_combo), ("ZeRO", self.zero_combo),
-                                               ("Attention", self.attention_combo))):
-            grid.addWidget(QLabel(text), 3, col * 2, alignment=Qt.AlignmentFlag.AlignRight)
-            grid.addWidget(widget, 3, col * 2 + 1)
         overlap_label = QLabel("Overlap")
         overlap_label.setToolTip("Communication hidden behind compute: an assumption of the step time")
         grid.addWidget(overlap_label, 4, 0, alignment=Qt.AlignmentFlag.AlignRight)
         overlap_row = QHBoxLayout()
         for part, combo in self.overlap_combos.items():
             overlap_row.addWidget(QLabel(_OVERLAP_NAMES[part]))
-            overlap_row.addWidget(combo)
-        overlap_row.addStretch(1)
+            overlap_row.addWidget(combo, 1)
         grid.addLayout(overlap_row, 4, 1, 1, 7)
         self.box = box
         self.model_combo.currentIndexChanged.connect(self._edited)
