@@ -296,7 +296,7 @@ def test_cerebras_weight_streaming_is_bound_by_the_stream_or_the_wafer():
     from designer.engine import streaming
 
     model = workloads.preset("megatron-1.7b")
-    r = streaming.weight_streaming(streaming.MODELS["cs-2"], model, 64, 62500, 40.0, 0.5, "auto")
+    r = streaming.weight_streaming(streaming.MODELS["cs-2"], model, 64, 62500, 40.0, 0.5)
     m = r["microbatches"]
     stream = 2 * cal.WEIGHT_BYTES * workloads.parameters(model) / streaming.CS2_STREAM_BYTES_PER_S
     assert r["exposed_memory_s"] == pytest.approx(m * max(0.0, stream - r["compute_s"] / m), rel=REL)
@@ -310,3 +310,17 @@ def test_dojo_counts_its_share_of_the_dip_hbm():
     dojo = streaming.MODELS["dojo-d1"]
     assert dojo.offchip_gb == pytest.approx(20 * 32 / 150)  # 20 DIPs of 32 GB per tray of 150 D1
     assert dojo.offchip_bytes_per_s == pytest.approx(20 * 800e9 / 150)
+
+
+def test_cerebras_refuses_a_fixed_plan_by_setting():
+    from designer.engine import evaluate
+    from designer.engine.workloads import WorkloadError
+    from designer.io.examples import resolve_design_path
+    from designer.io.files import load_design
+
+    design = load_design(resolve_design_path("cerebras-cg1"))
+    with pytest.raises(WorkloadError, match="weight streaming") as info:
+        evaluate(design, workload={"training": {"plan": {"tp": 1, "pp": 2}}})
+    assert info.value.setting == "training.plan"
+    training_section = evaluate(design).training
+    assert training_section.timed and training_section.overlap is None and "MemoryX" in training_section.memory_model

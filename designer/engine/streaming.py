@@ -72,12 +72,12 @@ def model_for(part_id: str | None) -> OffChip | None:
 
 
 def weight_streaming(offchip: OffChip, model: dict, systems: int, peak_tflops: float, wafer_gb: float,
-                     efficiency: float, plan) -> dict:
+                     efficiency: float) -> dict:
     """The training section for Cerebras weight streaming (see the module's description)."""
     batch, s, h, layers = model["global_batch"], model["seq"], model["hidden"], model["layers"]
     params = workloads.parameters(model)
     out = {"plan": {"tp": 1, "pp": 1, "vp": 1, "dp": systems, "cp": 1, "sp": 0, "ep": 1, "mb": 1,
-                    "recompute": "none", "zero": 0, "attention": "flash", "auto": plan in (None, "auto")},
+                    "recompute": "none", "zero": 0, "attention": "flash", "auto": True},
            "fits": False, "timed": False, "memory_capacity_gb": rounded(wafer_gb)}
     per_system = math.ceil(batch / systems)
     layer_weights = params / layers

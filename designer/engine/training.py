@@ -523,10 +523,15 @@ def training(fabric: Fabric, spec: dict) -> tuple[dict, dict]:
     plan = spec.get("plan") or "auto"
     streamed = streaming.model_for(_part_id(fabric))
     if streamed is not None and streamed.weight_streaming:
-        result = streaming.weight_streaming(streamed, model, fabric.total_accelerators, _peak_tflops(
-            fabric, model.get("precision", "bf16")), _memory_gb(fabric), cal.matmul_efficiency(_part_id(fabric),
-                                                                                             model["hidden"]), plan)
-        return _described(result, model, overlap, streamed), {}
+        if plan != "auto":
+            raise PlanError("weight streaming runs one data-parallel replica per accelerator, with the "
+                            "micro-batch that fits: give plan auto")
+        part = _part_id(fabric)
+        peak = _peak_tflops(fabric, model.get("precision", "bf16"))
+        efficiency = cal.matmul_efficiency(part, model["hidden"])
+        result = streaming.weight_streaming(streamed, model, fabric.total_accelerators, peak, _memory_gb(fabric),
+                                            efficiency)
+        return _described(result, model, None, streamed), {}  # the stream's overlap is the model itself
     comms = _Comms(fabric)
     if fabric.total_accelerators > 1:
         # Every plan spans all accelerators: if a whole-machine allreduce has no path, none can be timed.
@@ -554,7 +559,7 @@ def training(fabric: Fabric, spec: dict) -> tuple[dict, dict]:
     return _described(result, model, overlap, streamed), utilization
 
 
-def _described(result: dict, model: dict, overlap: dict, streamed) -> dict:
+def _described(result: dict, model: dict, overlap: dict | None, streamed) -> dict:
     """The section's figures about the workload and the assumptions behind the step."""
     result["model"] = model.get("name")
     result["parameters"] = rounded(workloads.parameters(model))
