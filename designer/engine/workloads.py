@@ -163,6 +163,9 @@ def custom(data: dict, origin: str = "workload") -> dict:
         layers = max(2, round((p / 12 / 128 ** 2) ** (1 / 3)))
         model.setdefault("layers", layers)
         model.setdefault("hidden", 128 * layers)
+    for field in ("layers", "hidden"):
+        if field not in model:
+            raise ModelFieldError(origin, field, f"missing: a model states {field} (or parameters, or a preset)")
     model.setdefault("heads", max(1, model.get("hidden", 128) // 128))
     model.setdefault("ffn", 4 * model.get("hidden", 128))
     model.setdefault("vocab", 51200)

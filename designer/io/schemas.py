@@ -120,7 +120,8 @@ MODEL = {
 }
 
 _PRESET_NAME = {"enum": list(PRESETS),
-                "x-expected": f"a preset ({', '.join(PRESETS)}) or an inline model object; a design never names a file"}
+                "x-expected": "a preset or an inline model object (a design never names a file); presets: "
+                              + ", ".join(PRESETS)}
 
 _PLAN = {
     "if": {"type": "string"},
