@@ -327,6 +327,25 @@ def test_workload_panel_sets_every_plan_key_and_overlap(panel, qtbot):
     assert seen[-1]["training"]["plan"] == "auto" and seen[-1]["training"]["overlap"]["tp"] == "partial"
 
 
+def test_workload_panel_keeps_what_it_does_not_show(panel, qtbot):
+    """An inline model, the collective settings and the batch survive a plan edit in the panel."""
+    model = {"name": "tiny-moe", "layers": 4, "hidden": 512, "heads": 8, "experts": 4, "top_k": 2}
+    panel.set_workload({"collective": {"op": "alltoall"}, "training": {"model": model, "plan": "auto",
+                                                                       "global_batch": 64}})
+    form = panel.training.workload_form
+    assert form.model_combo.currentText() == "tiny-moe (this design's model)"
+    with qtbot.waitSignal(panel.workloadChanged, timeout=1000) as blocker:
+        qtbot.mouseClick(form.auto_plan, Qt.MouseButton.LeftButton, pos=QPoint(8, form.auto_plan.height() // 2))
+    emitted = blocker.args[0]
+    assert emitted["collective"] == {"op": "alltoall"} and emitted["training"]["global_batch"] == 64
+    assert emitted["training"]["model"] == model and isinstance(emitted["training"]["plan"], dict)
+    with qtbot.waitSignal(panel.workloadChanged, timeout=1000) as blocker:
+        form.model_combo.setCurrentText("mixtral-8x7b")
+    assert blocker.args[0]["training"]["model"] == "mixtral-8x7b"
+    panel.set_workload(None)  # another design: its own model entry goes
+    assert form.model_combo.findText("tiny-moe (this design's model)") < 0
+
+
 def test_set_workload_does_not_emit(panel, qtbot):
     seen = []
     panel.workloadChanged.connect(seen.append)

@@ -23,6 +23,7 @@ _SPINS = (("tp", "TP", 1024, "Tensor-parallel degree"),
           ("ep", "EP", 100_000, "Expert-parallel degree (mixture-of-experts models; divides DP)"),
           ("mb", "Micro-batch", 1024, "Micro-batch size (sequences)"))
 _OVERLAP_NAMES = {"tp": "TP", "dp": "DP", "pp": "PP", "cp": "CP", "ep": "EP"}
+INLINE_MODEL = "inline model"  # marks the model combo's entry for a design's own (inline) model
 
 
 class WorkloadForm(QObject):
@@ -31,6 +32,7 @@ class WorkloadForm(QObject):
     def __init__(self) -> None:
         super().__init__()
         self._updating = False
+        self._shown: dict = {}  # the workload last shown: what the form does not edit is kept from it
         box = QGroupBox("Workload")
         grid = QGridLayout(box)
         grid.setHorizontalSpacing(10)
@@ -112,20 +114,36 @@ class WorkloadForm(QObject):
             plan = {key: spin.value() for key, spin in self.spins.items()}
             plan.update(sp=int(self.sp_check.isChecked()), recompute=self.recompute_combo.currentText(),
                         zero=self.zero_combo.currentIndex(), attention=self.attention_combo.currentText())
-        training: dict[str, Any] = {"model": self.model_combo.currentText(), "plan": plan}
+        # What the form does not show (collective settings, batch, sequence, tokens) stays as it was.
+        workload = dict(self._shown)
+        training: dict[str, Any] = dict(workload.get("training") or {})
+        inline = self.model_combo.currentData()
+        training.update(model=dict(inline) if isinstance(inline, Mapping) else self.model_combo.currentText(),
+                        plan=plan)
         overlap = {part: combo.currentText() for part, combo in self.overlap_combos.items()
                    if combo.currentText() != OVERLAP_DEFAULTS[part]}
+        training.pop("overlap", None)
         if overlap:  # only what differs from the defaults is saved
             training["overlap"] = overlap
-        return {"training": training}
+        workload["training"] = training
+        return workload
 
     def set_workload(self, workload: Mapping | None) -> None:
         """Show a workload (a design's `settings["workload"]`) without emitting `changed`."""
         self._updating = True
         try:
-            training = (workload or {}).get("training") or {}
+            self._shown = dict(workload or {})
+            training = self._shown.get("training") or {}
             model = training.get("model")
-            if isinstance(model, str):
+            inline = self.model_combo.findData(INLINE_MODEL, Qt.ItemDataRole.UserRole + 1)
+            if inline >= 0:
+                self.model_combo.removeItem(inline)
+            if isinstance(model, Mapping):  # the design's own model: kept until a preset is chosen
+                name = model.get("name") or model.get("preset") or "custom"
+                self.model_combo.addItem(f"{name} (this design's model)", dict(model))
+                self.model_combo.setItemData(self.model_combo.count() - 1, INLINE_MODEL, Qt.ItemDataRole.UserRole + 1)
+                self.model_combo.setCurrentIndex(self.model_combo.count() - 1)
+            elif isinstance(model, str):
                 if self.model_combo.findText(model) < 0:
                     self.model_combo.addItem(model)
                 self.model_combo.setCurrentText(model)
