@@ -36,6 +36,7 @@ from designer.model.catalog import Catalog, default_catalog  # noqa: E402 - afte
 from designer.topologies import generate  # noqa: E402 - after the sys.path entry above
 
 SIZES = ["1M", "16M", "1G", "8G"]
+AUTO_PRESETS = ["llama3-405b", "llama3-405b-128k", "gpt3-175b", "mixtral-8x7b", "deepseek-v3"]
 
 
 FABRIC = {"platform": "dgx-h100", "nic": "cx7-400gbe", "nics_per_node": 4, "switch": "sn5600-400g",
@@ -78,7 +79,7 @@ def run(gpus: int, catalog: Catalog, repeat: int = 3, template: str | None = Non
     design = design_of(gpus, catalog) if template is None else template_design(template, gpus, catalog)
     total = sum(1 for _ in design.items)
     tp = 4 if template == "dragonfly" else 8
-    plan = {"tp": tp, "pp": 8, "dp": gpus // (8 * tp), "mb": 1, "recompute": "full", "zero": 1}
+    plan = {"tp": tp, "pp": 8, "dp": gpus // (8 * tp), "mb": 1, "recompute": "full", "zero": 1}  # vp, cp, ep... default
     warm = evaluate(design, catalog, workload(plan))  # warm caches
     # A benchmark of an answer-less evaluation would be meaningless: everything must be timed (the
     # 405B plan does not fit in memory on the tiny sizes; that is a real answer).
@@ -119,10 +120,14 @@ def main(argv=None) -> int:
               f"(drawn items ×{drawn[gpus] / drawn[first]:.1f})")
     gpus = 64 if args.tiny else 10240
     fabric = build_fabric(design_of(gpus, catalog), catalog)
-    t = time.perf_counter()
-    best = training.auto_plan(fabric, workloads.preset("llama2-70b" if args.tiny else "llama3-405b"))
-    print(f"auto plan on {gpus:,} accelerators: {time.perf_counter() - t:.3f} s → "
-          f"{best['plan'] if best else 'no plan fits'}")
+    # The auto search over tp, cp, pp × vp, ep, mb (ZeRO and recompute per shape) for a dense model,
+    # a long-context one (cp is searched), a coarse and a fine-grained mixture of experts (ep is).
+    presets = ["llama2-70b", "mixtral-8x7b"] if args.tiny else AUTO_PRESETS
+    for name in presets:
+        t = time.perf_counter()
+        best = training.auto_plan(fabric, workloads.preset(name))
+        chosen = " ".join(f"{k}={v}" for k, v in best["plan"].items()) if best else "no plan fits"
+        print(f"auto plan, {name} on {gpus:,} accelerators: {time.perf_counter() - t:.3f} s → {chosen}")
     if not args.tiny:
         print("target 100k < 1 s:", "met" if times[102400] < 1.0 else "NOT met")
         print("target 1M within 3× of 1k:", "met" if times[1048576] < 3 * times[1024] else "NOT met")

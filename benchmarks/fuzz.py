@@ -103,11 +103,18 @@ def gentle_settings(rng: random.Random) -> dict:
         del collective["ranks"]  # all accelerators
     plan = "auto" if rng.random() < 0.6 else {
         "tp": rng.choice([1, 2, 3, 8, 16]), "pp": rng.choice([1, 2, 5, 200]), "mb": rng.choice([1, 4]),
-        "recompute": rng.choice(["none", "full"]), "zero": rng.randint(0, 3)}
-    model = rng.choice(["gpt3-175b", "megatron-1.7b", "llama3-405b",
+        "recompute": rng.choice(["none", "full"]), "zero": rng.randint(0, 3),
+        **{key: rng.choice(values) for key, values in (("vp", [1, 2, 7]), ("cp", [1, 2, 3]), ("sp", [0, 1]),
+                                                        ("ep", [1, 2, 8]), ("attention", ["flash", "standard"]))
+           if rng.random() < 0.4}}
+    model = rng.choice(["gpt3-175b", "megatron-1.7b", "llama3-405b", "mixtral-8x7b", "deepseek-v3",
                         {"layers": rng.randint(1, 200), "hidden": 128 * rng.randint(1, 100), "heads": 1},
+                        {"layers": 4, "hidden": 512, "heads": 8, "experts": rng.choice([1, 4, 64]),
+                         "top_k": rng.choice([1, 2, 8]), "shared_experts": rng.choice([0, 1])},
                         {"parameters": rng.choice([1e6, 1e9, 1e13]), "heads": 1}])
     training = {"model": model, "plan": plan}
+    if rng.random() < 0.3:
+        training["overlap"] = {"tp": rng.choice(["none", "partial", "full"]), "ep": rng.choice(["none", "full"])}
     if rng.random() < 0.3:
         training["global_batch"] = rng.choice([1, 7, 4096, 10 ** 7])
     workload = {k: v for k, v in (("collective", collective), ("training", training)) if rng.random() < 0.8}

@@ -77,7 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-ENGINE_OPTIONS = ("op", "sizes", "algorithm", "ranks", "workload", "plan", "global_batch", "seq", "tokens")
+ENGINE_OPTIONS = ("op", "sizes", "algorithm", "ranks", "workload", "plan", "overlap", "global_batch", "seq",
+                  "tokens")
 
 
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
@@ -92,7 +93,12 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--algorithm", help=f"auto (default) or one of {', '.join(ALGORITHMS)}")
     g.add_argument("--ranks", help="communicator: the first N accelerators in topology order (default all)")
     g.add_argument("--workload", help=f"LLM preset ({', '.join(workloads.PRESETS)}) or a JSON file")
-    g.add_argument("--plan", help="tp=8,pp=16,dp=8,mb=1,recompute=selective,zero=1 or auto (default auto)")
+    g.add_argument("--plan", help="comma-separated key=value of tp, pp, vp, dp, cp, sp, ep, mb, zero, "
+                                  "recompute (none|selective|full), attention (flash|standard), e.g. "
+                                  "tp=8,pp=16,vp=2,cp=2,sp=1,mb=1,recompute=selective,zero=1; or auto (default)")
+    g.add_argument("--overlap", help="communication hidden behind compute, e.g. tp=partial,dp=full,pp=none: "
+                                     "tp none|partial|full, dp/pp/cp/ep none|full (defaults tp=none, dp=full, "
+                                     "pp=full, cp=full, ep=none)")
     g.add_argument("--global-batch", dest="global_batch", help="sequences per step")
     g.add_argument("--seq", help="sequence length in tokens")
     g.add_argument("--tokens", help="tokens to train on, for days to train (K/M/G/T = 10^3.. allowed)")

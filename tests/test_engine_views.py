@@ -50,7 +50,8 @@ def test_a_design_without_accelerators_reports_so():
 def test_training_keys_follow_how_far_evaluation_got():
     untimed = Training(fits=None, why="no path", plan="auto", model="m", timed=False)
     assert set(untimed.as_dict()) == {"fits", "why", "plan", "model", "timed", "step_time_s", "compute_s",
-                                      "exposed_tp_s", "exposed_pp_s", "exposed_dp_s", "bubble_s",
+                                      "exposed_tp_s", "exposed_cp_s", "exposed_ep_s", "exposed_pp_s",
+                                      "exposed_dp_s", "exposed_memory_s", "bubble_s",
                                       "tflops_per_gpu", "mfu", "tokens_per_s", "days", "memory_per_gpu_gb"}
 
 

@@ -145,7 +145,7 @@ def test_training_breakdown_and_figures(panel, real_result):
     labels = panel.training.labels
     assert labels["mfu"].text() == f"{t.mfu:.1%}"
     assert labels["fits"].text() == "yes"
-    assert labels["plan"].text().startswith(f"TP {t.plan.tp} · PP {t.plan.pp} · DP {t.plan.dp}")
+    assert labels["plan"].text().startswith(f"TP {t.plan.tp} · PP {t.plan.pp} · VP {t.plan.vp} · DP {t.plan.dp}")
     assert labels["memory_per_gpu_gb"].text().startswith(f"{t.memory_per_gpu_gb.total:,.1f} GB of ")
 
 
@@ -160,6 +160,27 @@ def test_utilization_plots_the_engines_link_loads_in_tier_colours(panel, real_re
         assert items[f"tier:{tier}"].opts["pen"].color().name() == colors.TIER[tier].lower()
     split = views.gpu_time_split(real_result)
     assert items["gpu:compute"].opts["width"][0] == pytest.approx(100 * split["compute"])
+
+
+def test_training_shows_each_exposed_part_and_the_overlap_assumed(panel, fat_tree):
+    """Overlap switched off: TP and DP time is exposed, drawn as its own bar on the step and on the
+    per-GPU time line, and the figures say which overlap the step assumed."""
+    workload = {"training": {"model": "llama2-70b", "plan": {"tp": 8, "pp": 2, "mb": 1},
+                             "overlap": {"tp": "none", "dp": "none", "pp": "none"}}}
+    result = evaluate(fat_tree, workload=workload)
+    t = result.training
+    assert t.exposed_tp_s > 0 and t.exposed_dp_s > 0 and t.exposed_pp_s > 0
+    panel.tabs.setCurrentWidget(panel.training_page)
+    panel.show_result(result)
+    labels = panel.training.labels
+    assert labels["overlap"].text() == "TP exposed · DP exposed · PP exposed · CP hidden · EP exposed"
+    assert "DP comm." in labels["exposed"].text() and "TP comm." in labels["exposed"].text()
+    bars = panel.plot_items("training")
+    assert bars["exposed_dp_s"].opts["width"][0] == t.exposed_dp_s
+    panel.tabs.setCurrentWidget(panel.utilization.page)
+    gpu = panel.plot_items("utilization")
+    assert gpu["gpu:exposed_dp"].opts["width"][0] == pytest.approx(100 * t.exposed_dp_s / t.step_time_s)
+    assert gpu["gpu:bubble"].opts["x0"][0] == pytest.approx(100 * (1 - t.bubble_s / t.step_time_s))
 
 
 def test_utilization_weights_replicated_links_by_their_copies(panel, real_result):
@@ -258,7 +279,7 @@ def test_workload_panel_changes_emit_workload_changed(panel, qtbot):
                          pos=QPoint(8, form.auto_plan.height() // 2))  # on the check indicator
     assert form.tp_spin.isEnabled()
     plan = blocker.args[0]["training"]["plan"]
-    assert set(plan) == {"tp", "pp", "dp", "mb", "recompute", "zero"}
+    assert set(plan) == {"tp", "pp", "vp", "dp", "cp", "sp", "ep", "mb", "recompute", "zero", "attention"}
 
     with qtbot.waitSignal(panel.workloadChanged, timeout=1000) as blocker:
         form.pp_spin.setValue(4)
@@ -271,11 +292,67 @@ def test_workload_panel_changes_emit_workload_changed(panel, qtbot):
     assert blocker.args[0]["training"]["plan"]["zero"] == 3
 
 
+def _type_into(qtbot, spin, value: int) -> None:
+    """Select the spin box's text and type a number, then Enter, as a user does."""
+    qtbot.mouseClick(spin.lineEdit(), Qt.MouseButton.LeftButton)
+    qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(spin.lineEdit(), str(value))
+    qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
+
+
+def test_workload_panel_sets_every_plan_key_and_overlap(panel, qtbot):
+    """VP, CP, EP, SP, attention and the overlap assumptions reach the workload the panel emits."""
+    panel.tabs.setCurrentWidget(panel.training_page)
+    form = panel.training.workload_form
+    seen = []
+    panel.workloadChanged.connect(seen.append)
+    qtbot.mouseClick(form.auto_plan, Qt.MouseButton.LeftButton, pos=QPoint(8, form.auto_plan.height() // 2))
+    assert form.vp_spin.isEnabled() and form.attention_combo.isEnabled()
+    for spin, value in ((form.vp_spin, 4), (form.cp_spin, 2), (form.ep_spin, 8)):
+        _type_into(qtbot, spin, value)
+    qtbot.mouseClick(form.sp_check, Qt.MouseButton.LeftButton, pos=QPoint(8, form.sp_check.height() // 2))
+    form.attention_combo.setFocus()
+    qtbot.keyClick(form.attention_combo, Qt.Key.Key_Down)  # flash → standard
+    form.overlap_combos["tp"].setFocus()
+    qtbot.keyClick(form.overlap_combos["tp"], Qt.Key.Key_Down)  # none → partial
+    form.overlap_combos["dp"].setFocus()
+    qtbot.keyClick(form.overlap_combos["dp"], Qt.Key.Key_Up)  # full → none
+    training = seen[-1]["training"]
+    assert {k: training["plan"][k] for k in ("vp", "cp", "ep", "sp", "attention")} == {
+        "vp": 4, "cp": 2, "ep": 8, "sp": 0, "attention": "standard"}
+    assert training["overlap"] == {"tp": "partial", "dp": "none"}
+    # Auto plan: the plan fields are off, the overlap stays a choice.
+    qtbot.mouseClick(form.auto_plan, Qt.MouseButton.LeftButton, pos=QPoint(8, form.auto_plan.height() // 2))
+    assert not form.cp_spin.isEnabled() and form.overlap_combos["tp"].isEnabled()
+    assert seen[-1]["training"]["plan"] == "auto" and seen[-1]["training"]["overlap"]["tp"] == "partial"
+
+
+def test_workload_panel_keeps_what_it_does_not_show(panel, qtbot):
+    """An inline model, the collective settings and the batch survive a plan edit in the panel."""
+    model = {"name": "tiny-moe", "layers": 4, "hidden": 512, "heads": 8, "experts": 4, "top_k": 2}
+    panel.set_workload({"collective": {"op": "alltoall"}, "training": {"model": model, "plan": "auto",
+                                                                       "global_batch": 64}})
+    form = panel.training.workload_form
+    assert form.model_combo.currentText() == "tiny-moe (this design's model)"
+    with qtbot.waitSignal(panel.workloadChanged, timeout=1000) as blocker:
+        qtbot.mouseClick(form.auto_plan, Qt.MouseButton.LeftButton, pos=QPoint(8, form.auto_plan.height() // 2))
+    emitted = blocker.args[0]
+    assert emitted["collective"] == {"op": "alltoall"} and emitted["training"]["global_batch"] == 64
+    assert emitted["training"]["model"] == model and isinstance(emitted["training"]["plan"], dict)
+    with qtbot.waitSignal(panel.workloadChanged, timeout=1000) as blocker:
+        form.model_combo.setCurrentText("mixtral-8x7b")
+    assert blocker.args[0]["training"]["model"] == "mixtral-8x7b"
+    panel.set_workload(None)  # another design: its own model entry goes
+    assert form.model_combo.findText("tiny-moe (this design's model)") < 0
+
+
 def test_set_workload_does_not_emit(panel, qtbot):
     seen = []
     panel.workloadChanged.connect(seen.append)
-    workload = {"training": {"model": "megatron-1t", "plan": {"tp": 8, "pp": 64, "dp": 6, "mb": 1,
-                                                              "recompute": "full", "zero": 0}}}
+    workload = {"training": {"model": "megatron-1t",
+                             "plan": {"tp": 8, "pp": 64, "vp": 2, "dp": 3, "cp": 2, "sp": 1, "ep": 1, "mb": 1,
+                                      "recompute": "full", "zero": 0, "attention": "standard"},
+                             "overlap": {"tp": "partial", "pp": "none"}}}
     panel.set_workload(workload)
     assert seen == []
     assert panel.workload() == workload

@@ -98,7 +98,7 @@ def test_a_workload_file_is_read_when_the_user_names_it(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["training"]["model"] == "tiny"
     model.write_text('{"layers": 4, "hidden": 512, "heads": 7}')
     assert main(["evaluate", str(design), "--workload", str(model)]) == 2
-    assert f"{model}: $: hidden (512) must be a multiple of heads (7)" in capsys.readouterr().err
+    assert f"{model}: $.heads: hidden (512) must be a multiple of heads (7)" in capsys.readouterr().err
 
 
 # --- every field of settings, and the shapes that crashed before --------------------------------
@@ -118,8 +118,15 @@ def test_a_workload_file_is_read_when_the_user_names_it(tmp_path, capsys):
     ("settings.workload.training.plan", {"tp": "8"}, "$.settings.workload.training.plan.tp", 'got "8"'),
     ("settings.workload.training.plan", {"zero": 7}, "$.settings.workload.training.plan.zero", "from 0 to 3"),
     ("settings.workload.training.model", {"layers": -1}, "$.settings.workload.training.model.layers", "got -1"),
-    ("settings.workload.training.model", {"hidden": 100, "heads": 3}, "$.settings.workload.training.model",
+    ("settings.workload.training.model", {"layers": 2, "hidden": 100, "heads": 3},
+     "$.settings.workload.training.model.heads",
      "hidden (100) must be a multiple of heads (3)"),
+    ("settings.workload.training.model", {"layers": 2, "hidden": 128, "experts": 8, "top_k": 9},
+     "$.settings.workload.training.model.top_k", "more than the 8 experts"),
+    ("settings.workload.training.model", {"hidden": 128}, "$.settings.workload.training.model.layers", "missing"),
+    ("settings.workload.training.plan", {"attention": "paged"}, "$.settings.workload.training.plan.attention",
+     '"flash"'),
+    ("settings.workload.training.overlap", {"tp": "some"}, "$.settings.workload.training.overlap.tp", '"partial"'),
     ("settings.workload.training.model", ["gpt3-175b"], "$.settings.workload.training.model", "an object"),
     ("settings.workload.training.tokens", 1e300, "$.settings.workload.training.tokens", "at most 1e18"),
     ("settings.template", "torus", "$.settings.template", "expected an object"),

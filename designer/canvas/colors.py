@@ -49,6 +49,9 @@ STEP_PART = {
     "exposed_pp": "#CC79A7",
     "exposed_dp": "#D55E00",
     "bubble": "#999999",
+    "exposed_cp": "#56B4E9",
+    "exposed_ep": "#009E73",
+    "exposed_memory": "#F0E442",
 }
 GPU_TIME = {"compute": "#0072B2", "communication": "#D55E00", "idle": "#BBBBBB"}
 

@@ -8,6 +8,8 @@ bandwidths are fractions of the catalogue's raw link figures.
 
 from __future__ import annotations
 
+import functools
+
 US = 1e-6
 
 # --- bandwidth efficiencies ----------------------------------------------------------------------
@@ -65,14 +67,6 @@ SHARP_BASE_LATENCY = 8.4 * US
 
 # --- training --------------------------------------------------------------------------------------
 
-# Achieved fraction of dense BF16 peak in transformer layers as a function of the hidden size h:
-# MATMUL_EFFICIENCY_MAX × h / (h + MATMUL_EFFICIENCY_HALF_H). Fitted to the two ends of
-# Megatron-LM SC21 (arXiv:2104.04473) Table 1 on A100: 1.7B (h = 2304) 44 % and 1T (h = 25600)
-# 52 % of peak (the 1T row includes its TP/PP communication and bubble, so the curve's top end is
-# set a little above 52 %).
-MATMUL_EFFICIENCY_MAX = 0.62
-MATMUL_EFFICIENCY_HALF_H = 870.0
-
 # Memory: CUDA context, NCCL buffers, allocator fragmentation (GB per GPU), as commonly budgeted
 # in Megatron/DeepSpeed memory estimators; usable fraction of HBM.
 MEMORY_OVERHEAD_GB = 3.0
@@ -90,3 +84,39 @@ FULL_RECOMPUTE_BYTES_PER_H = 2.0
 WEIGHT_BYTES = 2.0
 GRADIENT_BYTES = 2.0
 OPTIMIZER_BYTES = 12.0
+
+
+# --- matmul efficiency per accelerator generation and GEMM shape ---------------------------------
+
+# Achieved fraction of dense BF16 peak in transformer layers on A100, as a function of a GEMM's
+# narrowest dimension d: MATMUL_EFFICIENCY_MAX × d / (d + MATMUL_EFFICIENCY_HALF_H). Fitted to the
+# two ends of Megatron-LM SC21 (arXiv:2104.04473) Table 1 on A100: 1.7B (h = 2304) 44 % and 1T
+# (h = 25600) 52 % of peak (the 1T row includes its TP/PP communication and bubble, so the curve's
+# top end is set a little above 52 %). d is the hidden size, or the tokens one GEMM sees when fewer
+# (a micro-batch split by context parallelism, the tokens routed to one expert).
+MATMUL_EFFICIENCY_MAX = 0.62
+MATMUL_EFFICIENCY_HALF_H = 870.0
+
+# Maximum achievable matmul FLOPS (MAMF, the best large BF16 GEMM measured) as a fraction of the
+# dense BF16 peak, per generation: github stas00/ml-engineering, compute/accelerator/README.md,
+# "Maximum Achievable Matmul FLOPS comparison table": A100 SXM 267.9 / 312 (CUDA 12.1), H100 SXM
+# 792.1 / 989 (CUDA 12.1), B200 SXM 1745 / 2250, MI250X 147.0 / 191.5 per GCD (ROCm 6.2), MI300X
+# 781.9 / 1300 (ROCm 6.2). A generation's curve is the A100 curve scaled by its MAMF over A100's,
+# so the A100 fit above stays as it was. Generations with no measurement in that table (V100, TPU,
+# Dojo, Cerebras) use A100's.
+MAMF_FRACTION = {"ampere": 0.859, "hopper": 0.801, "blackwell": 0.776, "cdna2": 0.767, "cdna3": 0.601}
+REFERENCE_GENERATION = "ampere"
+
+# The generation of each catalogued accelerator (a part not listed uses the reference generation).
+GENERATION = {"v100-sxm2-32gb": "volta", "a100-sxm-80gb": "ampere", "h100-sxm": "hopper", "h100-pcie": "hopper",
+              "h200-sxm": "hopper", "h800-sxm": "hopper", "b200": "blackwell", "gb200": "blackwell",
+              "mi250x": "cdna2", "mi300x": "cdna3", "tpu-v4": "tpu-v4", "dojo-d1": "dojo", "cs-2": "wse-2"}
+
+
+@functools.lru_cache(maxsize=4096)
+def matmul_efficiency(part_id: str | None, gemm_dim: float) -> float:
+    """Achieved fraction of dense peak for a GEMM whose narrowest dimension is `gemm_dim`, on the
+    accelerator `part_id`."""
+    generation = GENERATION.get(part_id or "", REFERENCE_GENERATION)
+    scale = MAMF_FRACTION.get(generation, MAMF_FRACTION[REFERENCE_GENERATION]) / MAMF_FRACTION[REFERENCE_GENERATION]
+    return MATMUL_EFFICIENCY_MAX * scale * gemm_dim / (gemm_dim + MATMUL_EFFICIENCY_HALF_H)

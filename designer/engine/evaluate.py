@@ -32,6 +32,7 @@ from designer.engine.sections import (
     SwitchLevel,
     Training,
     Utilization,
+    read_only,
 )
 from designer.model.catalog import Catalog, default_catalog
 from designer.model.design import Design
@@ -117,7 +118,8 @@ def performance(design: Design, catalog: Catalog, workload: dict | None, copies:
         phases.append(train.link_phase(fabric, link_util["phase"], link_util["util"]))
     tspec = dict(workload.get("training") or {})
     model = training_model(tspec, fabric.total_accelerators)
-    training, util = train.training(fabric, {"model": model, "plan": tspec.get("plan", "auto")})
+    training, util = train.training(fabric, {"model": model, "plan": tspec.get("plan", "auto"),
+                                             "overlap": tspec.get("overlap")})
     utilization = Utilization(gpus=_gpu_times(util.get("gpus", ())), phases=tuple(phases + util.get("phases", [])))
     return network, collectives, _training(training), utilization
 
@@ -165,8 +167,9 @@ def _collective_row(row: dict) -> CollectiveRow:
 
 
 def _training(training: dict) -> Training:
-    plan, memory = training.get("plan"), training.get("memory_per_gpu_gb")
+    plan, memory, overlap = training.get("plan"), training.get("memory_per_gpu_gb"), training.get("overlap")
     return Training(**{**training, "plan": Plan(**plan) if isinstance(plan, dict) else plan,
+                       "overlap": read_only(overlap.items()) if overlap is not None else None,
                        "memory_per_gpu_gb": MemoryPerGpu(**memory) if memory is not None else None})
 
 

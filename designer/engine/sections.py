@@ -424,8 +424,10 @@ class CollectiveRow:
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """A 3D-parallel plan: tensor, pipeline and data parallel degrees, micro-batch (sequences),
-    activation recomputation (none / selective / full), ZeRO stage, and whether the engine chose it."""
+    """A parallel plan: tensor, pipeline (with `vp` interleaved virtual stages per rank), data,
+    context (`cp`) and expert (`ep`) parallel degrees, sequence parallelism (`sp` 0/1), micro-batch
+    (sequences), activation recomputation (none / selective / full), ZeRO stage, attention kernel
+    (flash / standard), and whether the engine chose it."""
 
     tp: int
     pp: int
@@ -434,10 +436,16 @@ class Plan:
     recompute: str
     zero: int
     auto: bool
+    vp: int = 1
+    cp: int = 1
+    sp: int = 0
+    ep: int = 1
+    attention: str = "flash"
 
     def as_dict(self) -> dict:
-        return {"tp": self.tp, "pp": self.pp, "dp": self.dp, "mb": self.mb, "recompute": self.recompute,
-                "zero": self.zero, "auto": self.auto}
+        return {"tp": self.tp, "pp": self.pp, "vp": self.vp, "dp": self.dp, "cp": self.cp, "sp": self.sp,
+                "ep": self.ep, "mb": self.mb, "recompute": self.recompute, "zero": self.zero,
+                "attention": self.attention, "auto": self.auto}
 
 
 @dataclass(frozen=True, slots=True)
@@ -461,7 +469,8 @@ class MemoryPerGpu:
         return {**dict(self.parts()), "total": self.total}
 
 
-STEP_PARTS = ("compute_s", "exposed_tp_s", "exposed_pp_s", "exposed_dp_s", "bubble_s")
+STEP_PARTS = ("compute_s", "exposed_tp_s", "exposed_cp_s", "exposed_ep_s", "exposed_pp_s", "exposed_dp_s",
+              "exposed_memory_s", "bubble_s")
 
 
 @dataclass(frozen=True, slots=True)
@@ -471,7 +480,10 @@ class Training:
     `fits`: the plan fits in accelerator memory (None: not determined); `timed`: the step was
     timed (None: no plan was considered, e.g. no accelerators); `why`
     explains a False or None. Times in seconds per step: compute, communication not hidden behind
-    compute (exposed TP / PP / DP), pipeline bubble; `tflops_per_gpu` counts recomputation,
+    compute (exposed TP / CP / EP / PP / DP, and off-chip weight memory where the accelerator
+    streams its weights), pipeline bubble; `overlap` the overlap assumptions the step was timed
+    with; `memory_model` states how memory off the accelerator is counted where it is (Dojo,
+    Cerebras); `tflops_per_gpu` counts recomputation,
     `model_tflops_per_gpu` and `mfu` (a fraction of peak) do not; `days` to train `tokens`.
     `plan` is a Plan, or "auto" when none was found.
 
@@ -490,6 +502,11 @@ class Training:
     exposed_pp_s: float | None = None
     exposed_dp_s: float | None = None
     bubble_s: float | None = None
+    exposed_cp_s: float | None = None
+    exposed_ep_s: float | None = None
+    exposed_memory_s: float | None = None
+    overlap: Mapping[str, str] | None = None
+    memory_model: str | None = None
     tflops_per_gpu: float | None = None
     model_tflops_per_gpu: float | None = None
     mfu: float | None = None
@@ -520,8 +537,10 @@ class Training:
             out["model"] = self.model
         if self.timed is not None:
             out.update(timed=self.timed, step_time_s=self.step_time_s, compute_s=self.compute_s,
-                       exposed_tp_s=self.exposed_tp_s, exposed_pp_s=self.exposed_pp_s,
-                       exposed_dp_s=self.exposed_dp_s, bubble_s=self.bubble_s, tflops_per_gpu=self.tflops_per_gpu,
+                       exposed_tp_s=self.exposed_tp_s, exposed_cp_s=self.exposed_cp_s, exposed_ep_s=self.exposed_ep_s,
+                       exposed_pp_s=self.exposed_pp_s, exposed_dp_s=self.exposed_dp_s,
+                       exposed_memory_s=self.exposed_memory_s, bubble_s=self.bubble_s,
+                       tflops_per_gpu=self.tflops_per_gpu,
                        mfu=self.mfu, tokens_per_s=self.tokens_per_s, days=self.days,
                        memory_per_gpu_gb=self.memory_per_gpu_gb.as_dict() if self.memory_per_gpu_gb else None)
         if self.microbatches is not None and self.fits is not False:
@@ -532,6 +551,10 @@ class Training:
                 out[name] = value
         if self.parameters is not None:
             out["tokens"] = self.tokens
+        if self.overlap is not None:
+            out["overlap"] = dict(self.overlap)
+        if self.memory_model is not None:
+            out["memory_model"] = self.memory_model
         return out
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import math
 
-
 from designer.engine import calibration as cal
 from designer.engine import collectives as coll
+from designer.engine import streaming
 from designer.engine import workloads
 from designer.engine.network import Fabric
 from designer.engine.workloads import WorkloadError
@@ -22,6 +22,37 @@ from designer.engine.result import rounded
 from designer.engine.sections import LinkLoad, LinkPhase, read_only
 
 RECOMPUTE = ("none", "selective", "full")
+ATTENTION = ("flash", "standard")
+
+# What each plan key is when a plan leaves it out.
+PLAN_DEFAULTS = {"tp": 1, "pp": 1, "vp": 1, "cp": 1, "sp": 0, "ep": 1, "mb": 1, "recompute": "selective", "zero": 1,
+                 "attention": "flash"}
+
+# Which communication is hidden behind compute (workload setting `training.overlap`), and the
+# defaults, each as the stack that defines it ships:
+# - tp: none — Megatron-LM's --tp-comm-overlap is off unless asked for; "partial" hides
+#   TP_PARTIAL_HIDDEN of it (the bulk overlaps of Transformer Engine's userbuffers without the
+#   pipelined GEMM splits), "full" all of it up to the compute it hides behind.
+# - dp: full — Megatron-LM's --overlap-grad-reduce / --overlap-param-gather (on in NeMo's and
+#   Megatron's published recipes): the gradient reduce-scatter runs under the last micro-batch's
+#   backward, the parameter all-gather under the first micro-batch's forward (ZeRO-2/3: every
+#   micro-batch's). "none": both after the backward, exposed.
+# - pp: full — Megatron-LM's --overlap-p2p-communication (its default): sends and receives run
+#   under the next micro-batch's compute, exposed only while the pipeline fills and drains.
+# - cp: full — ring attention (Liu et al. 2023; Megatron-Core's context parallelism) passes the
+#   next KV chunk while attending to the current one.
+# - ep: none — Megatron-Core's MoE all-to-all is blocking by default; "full" hides it behind the
+#   other micro-batch's compute as DeepSeek-V3's DualPipe does (arXiv:2412.19437, section 3.2.1).
+OVERLAP_CHOICES = {"tp": ("none", "partial", "full"), "dp": ("none", "full"), "pp": ("none", "full"),
+                   "cp": ("none", "full"), "ep": ("none", "full")}
+OVERLAP_DEFAULTS = {"tp": "none", "dp": "full", "pp": "full", "cp": "full", "ep": "none"}
+TP_PARTIAL_HIDDEN = 0.5
+_TP_HIDDEN = {"none": 0.0, "partial": TP_PARTIAL_HIDDEN, "full": 1.0}
+
+# Communication phases and step parts, in the order a step adds them up.
+STEP_KEYS = ("compute_s", "exposed_tp_s", "exposed_cp_s", "exposed_ep_s", "exposed_pp_s", "exposed_dp_s",
+             "exposed_memory_s", "bubble_s")
+_TIMED_KEYS = ("step_time_s", *STEP_KEYS, "tflops_per_gpu", "model_tflops_per_gpu", "mfu", "tokens_per_s", "days")
 
 
 class PlanError(WorkloadError):
@@ -61,130 +92,296 @@ class _Comms:
         return hit
 
 
+def _seconds(timing: coll.Timing | None) -> float:
+    return float(timing.time[0]) if timing is not None else 0.0
+
+
+def _part_id(fabric: Fabric) -> str:
+    return fabric.design.items[fabric.rep].part
+
+
 def _peak_tflops(fabric: Fabric, precision: str) -> float:
-    part = fabric.catalog.get(fabric.design.items[fabric.rep].part)
+    part = fabric.catalog.get(_part_id(fabric))
     peaks = part.peak_tflops if part else {}
     key = "fp8" if precision == "fp8" and "fp8" in peaks else "bf16"
     return float(peaks.get(key) or peaks.get("bf16") or peaks.get("fp16") or 0.0)
 
 
 def _memory_gb(fabric: Fabric) -> float:
-    part = fabric.catalog.get(fabric.design.items[fabric.rep].part)
+    part = fabric.catalog.get(_part_id(fabric))
     return part.number("memory_gb") if part else 0.0
+
+
+def _memory_budget(fabric: Fabric) -> tuple[float, float]:
+    """(GB an accelerator has for training, counting off-chip weight memory; GB the runtime keeps)."""
+    streamed = streaming.model_for(_part_id(fabric))
+    if streamed is None:
+        return _memory_gb(fabric), cal.MEMORY_OVERHEAD_GB
+    return _memory_gb(fabric) + streamed.offchip_gb, streamed.overhead_gb
+
+
+class _Shape:
+    """What a model's figures imply per token and per layer, computed once per evaluation."""
+
+    def __init__(self, model: dict):
+        self.model = model
+        h, L, V = model["hidden"], model["layers"], model["vocab"]
+        self.h, self.L, self.V, self.s = h, L, V, model["seq"]
+        self.heads, self.kv, self.hd = model["heads"], model.get("kv_heads", model["heads"]), workloads.head_dim(model)
+        self.attention, self.dense_mlp, self.moe_mlp = workloads.layer_parameters(model)
+        self.L_moe = workloads.moe_layers(model)
+        self.L_dense = L - self.L_moe
+        self.experts, self.top_k = model.get("experts", 0), model.get("top_k", 0)
+        self.moe_ffn = model.get("moe_ffn", model["ffn"])
+        per_ffn = (3 if model.get("gated_mlp") else 2) * h
+        active_moe = per_ffn * self.moe_ffn * (self.top_k + model.get("shared_experts", 0)) if self.experts else 0.0
+        self.parameters = workloads.parameters(model)
+        # Forward FLOPs per token: the layers' weights outside and inside the experts, the
+        # attention core (QKᵀ and AV over the whole sequence) and the logits.
+        self.dense_fwd = 2.0 * (L * self.attention + self.L_dense * self.dense_mlp)
+        self.expert_fwd = 2.0 * self.L_moe * active_moe
+        self.core_fwd = 4.0 * self.s * self.heads * self.hd * L
+        self.logits_fwd = 2.0 * h * V
+        self.model_flops = 3.0 * (self.dense_fwd + self.expert_fwd + self.core_fwd + self.logits_fwd)
+        # Activation bytes per token of one layer (Korthikanti et al. 2022, generalised to GQA,
+        # any FFN width and experts): the 10h that stay whole under TP without sequence
+        # parallelism, and the rest, which TP splits.
+        gate = 6 if model.get("gated_mlp") else 4
+        attention_bytes = 3 * h + 4 * self.heads * self.hd + 4 * self.kv * self.hd
+        dense_bytes = 4 * h + attention_bytes + 3 * h + gate * model["ffn"]
+        moe_bytes = (4 * h + attention_bytes + 3 * h + 2 * h * self.top_k
+                     + gate * self.moe_ffn * (self.top_k + model.get("shared_experts", 0)))
+        self.layer_bytes = (self.L_dense * dense_bytes + self.L_moe * moe_bytes) / L
+        self.whole_bytes = 10.0 * h
 
 
 def flops_per_token(model: dict, passes: float) -> float:
     """FLOPs per token: `passes` × forward of the transformer layers + 3 × forward of the logits."""
-    P = workloads.parameters(model)
-    h, L, V, s = model["hidden"], model["layers"], model["vocab"], model["seq"]
-    layer_params = P - V * h
-    forward_layers = 2 * layer_params + 4 * s * h * L
-    return passes * forward_layers + 3 * 2 * h * V
+    shape = _Shape(model)
+    return passes * (shape.dense_fwd + shape.expert_fwd + shape.core_fwd) + 3 * shape.logits_fwd
 
 
-def memory(model: dict, plan: dict, m: int) -> dict:
-    P = workloads.parameters(model)
-    h, L, V, s, a = model["hidden"], model["layers"], model["vocab"], model["seq"], model["heads"]
-    tp, pp, dp, mb, zero = plan["tp"], plan["pp"], plan["dp"], plan["mb"], plan["zero"]
-    per_gpu = (P - V * h) / (tp * pp) + V * h / tp  # the first/last stage also holds the embedding
-    weights = cal.WEIGHT_BYTES * per_gpu / (dp if zero >= 3 else 1)
-    grads = cal.GRADIENT_BYTES * per_gpu / (dp if zero >= 2 else 1)
-    optim = cal.OPTIMIZER_BYTES * per_gpu / (dp if zero >= 1 else 1)
-    tokens = mb * s
-    full_layer = tokens * (cal.ACTIVATION_BYTES_PER_H * h + cal.ACTIVATION_ATTENTION_BYTES * a * s) / tp
-    per_layer = {"none": full_layer, "selective": tokens * cal.ACTIVATION_BYTES_PER_H * h / tp,
-                 "full": tokens * cal.FULL_RECOMPUTE_BYTES_PER_H * h / tp}[plan["recompute"]]
-    layers_per_stage = math.ceil(L / pp)
-    in_flight = min(pp, m)
+def _parameters_per_gpu(shape: _Shape, plan: dict) -> tuple[float, float]:
+    """Parameters one accelerator holds outside the experts (its stage's layers split by TP, plus
+    the embedding on the first/last stage) and inside them (split by EP and TP as well)."""
+    tp, pp = plan["tp"], plan["pp"]
+    dense = (shape.L * shape.attention + shape.L_dense * shape.dense_mlp) / (tp * pp) + shape.V * shape.h / tp
+    expert = shape.L_moe * shape.moe_mlp / (tp * pp * plan["ep"])
+    return dense, expert
+
+
+def memory(model: dict, plan: dict, m: int, shape: _Shape | None = None,
+           overhead_gb: float = cal.MEMORY_OVERHEAD_GB) -> dict:
+    """GB per accelerator by part, and their total."""
+    return {k: rounded(v) for k, v in _memory(model, plan, m, shape or _Shape(model), overhead_gb).items()}
+
+
+def _memory(model: dict, plan: dict, m: int, shape: _Shape, overhead_gb: float) -> dict:
+    tp, pp, vp, dp, cp, mb, zero = plan["tp"], plan["pp"], plan["vp"], plan["dp"], plan["cp"], plan["mb"], plan["zero"]
+    dense, expert = _parameters_per_gpu(shape, plan)
+    shard, expert_shard = dp * cp, max(1, dp * cp // plan["ep"])
+
+    def held(stage: int) -> float:  # parameters kept whole below ZeRO `stage`, split from it on
+        return dense / (shard if zero >= stage else 1) + expert / (expert_shard if zero >= stage else 1)
+
+    weights = cal.WEIGHT_BYTES * held(3)
+    if zero >= 3:  # the layer being gathered and the next one, prefetched
+        weights += 2 * cal.WEIGHT_BYTES * (dense + expert) / max(1, math.ceil(shape.L / pp))
+    grads = cal.GRADIENT_BYTES * held(2)
+    optim = cal.OPTIMIZER_BYTES * held(1)
+    tokens = mb * shape.s / cp
+    h = shape.h
+    split = (shape.layer_bytes - shape.whole_bytes) / tp
+    whole = shape.whole_bytes / tp if plan["sp"] else shape.whole_bytes
+    if plan["attention"] == "standard":
+        scores = cal.ACTIVATION_ATTENTION_BYTES * shape.heads * (shape.s / cp) / tp  # the s × s score matrices
+    else:
+        scores = 4.0 * shape.heads / tp  # flash keeps one fp32 log-sum-exp per head
+    full_layer = tokens * (whole + split + scores)
+    per_layer = {"none": full_layer, "selective": tokens * (whole + split),
+                 "full": tokens * cal.FULL_RECOMPUTE_BYTES_PER_H * h / (tp if plan["sp"] else 1)}[plan["recompute"]]
+    if plan["attention"] == "flash" and plan["recompute"] == "selective":
+        per_layer = full_layer  # nothing left to recompute: flash already keeps no scores
+    layers_per_stage = math.ceil(shape.L / pp)
+    in_flight = min(pp, m) * ((1 + (pp - 1) / (pp * vp)) if vp > 1 else 1.0)
     activations = layers_per_stage * in_flight * per_layer + (full_layer if plan["recompute"] != "none" else 0.0)
-    logits = 4.0 * tokens * V / tp
+    logits = 4.0 * tokens * shape.V / tp
     gb = 1e9
     out = {"weights": weights / gb, "gradients": grads / gb, "optimizer": optim / gb,
-           "activations": activations / gb, "logits": logits / gb, "overhead": cal.MEMORY_OVERHEAD_GB}
+           "activations": activations / gb, "logits": logits / gb, "overhead": overhead_gb}
     out["total"] = sum(out.values())
-    return {k: rounded(v) for k, v in out.items()}
+    return out
 
 
-def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None = None, detail: bool = False) -> dict:
+def _compute_mb(shape: _Shape, plan: dict, part: str, peak: float, passes: float, extra: float) -> float:
+    """Seconds one accelerator computes one micro-batch: the work outside the experts at the
+    efficiency of GEMMs min(h, tokens per rank) wide, the experts' at that of GEMMs as wide as the
+    tokens one expert gets (or its width, or h)."""
+    if not peak:
+        return math.inf
+    tokens_mb = plan["mb"] * shape.s / plan["cp"]
+    share = tokens_mb / (plan["tp"] * plan["pp"])  # of the whole model's per-token work, this accelerator's part
+    eff = cal.matmul_efficiency(part, min(shape.h, tokens_mb))
+    t = (passes * (shape.dense_fwd + shape.core_fwd) + 3 * shape.logits_fwd + extra) * share / (peak * eff)
+    if shape.expert_fwd:
+        per_expert = tokens_mb * shape.top_k * plan["ep"] / shape.experts
+        eff_expert = cal.matmul_efficiency(part, min(shape.h, shape.moe_ffn, per_expert))
+        t += passes * shape.expert_fwd * share / (peak * eff_expert)
+    return t
+
+
+def overlap_of(spec: dict | None) -> dict:
+    """The overlap assumptions: the given ones over the defaults."""
+    return {**OVERLAP_DEFAULTS, **(spec or {})}
+
+
+def _not_timed(result: dict) -> dict:
+    result["timed"] = False
+    for key in _TIMED_KEYS:
+        result[key] = None
+    return result
+
+
+def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None = None, detail: bool = False,
+                  overlap: dict | None = None, shape: _Shape | None = None, mem: dict | None = None,
+                  step_only: bool = False) -> dict:
+    """The step of one plan, by part, with its memory and throughput. `mem`: its memory, if known
+    (unrounded, as `_memory` gives it); `step_only`: the search's question, only `step_time_s`
+    (unrounded), or None where the plan does not fit or cannot be timed."""
     comms = comms or _Comms(fabric)
+    shape = shape or _Shape(model)
+    overlap = overlap or OVERLAP_DEFAULTS
     N = fabric.total_accelerators
-    tp, pp, dp, mb = plan["tp"], plan["pp"], plan["dp"], plan["mb"]
-    B, s, h, L = model["global_batch"], model["seq"], model["hidden"], model["layers"]
+    tp, pp, vp, dp, cp, ep, mb = plan["tp"], plan["pp"], plan["vp"], plan["dp"], plan["cp"], plan["ep"], plan["mb"]
+    B, s, h = model["global_batch"], shape.s, shape.h
     m = math.ceil(B / (dp * mb))
-    mem = memory(model, plan, m)
-    capacity = _memory_gb(fabric) * cal.MEMORY_USABLE_FRACTION
+    streamed = streaming.model_for(_part_id(fabric))
+    capacity_gb, overhead_gb = _memory_budget(fabric)
+    mem = mem or _memory(model, plan, m, shape, overhead_gb)
+    capacity = capacity_gb * cal.MEMORY_USABLE_FRACTION
+    fits = mem["total"] <= capacity
+    if step_only and not fits:
+        return {"step_time_s": None}
+    if not step_only:
+        mem = {k: rounded(v) for k, v in mem.items()}
     result = {"plan": dict(plan), "microbatches": m, "memory_per_gpu_gb": mem,
-              "memory_capacity_gb": rounded(_memory_gb(fabric)), "fits": mem["total"] <= capacity, "why": None}
+              "memory_capacity_gb": rounded(capacity_gb), "fits": fits, "why": None}
     if not result["fits"]:
         biggest = max((k for k in mem if k != "total"), key=lambda k: mem[k])
         result["why"] = (f"needs {mem['total']:.1f} GB per GPU (largest: {biggest} {mem[biggest]:.1f} GB) but "
-                         f"{capacity:.1f} GB are usable of {_memory_gb(fabric):g} GB")
-        result["timed"] = False
-        for key in ("step_time_s", "compute_s", "exposed_tp_s", "exposed_pp_s", "exposed_dp_s", "bubble_s",
-                    "tflops_per_gpu", "mfu", "tokens_per_s", "days"):
-            result[key] = None
-        return result
+                         f"{capacity:.1f} GB are usable of {capacity_gb:g} GB")
+        return _not_timed(result)
+    part = _part_id(fabric)
     peak = _peak_tflops(fabric, model.get("precision", "bf16")) * 1e12
-    eff = cal.MATMUL_EFFICIENCY_MAX * h / (h + cal.MATMUL_EFFICIENCY_HALF_H)
-    passes = {"none": 3.0, "selective": 3.0, "full": 4.0}[plan["recompute"]]
-    per_token = flops_per_token(model, passes)
-    if plan["recompute"] == "selective":
-        per_token += 4 * s * h * L  # the attention core is computed again
-    model_per_token = flops_per_token(model, 3.0)
-    t_compute_mb = per_token * mb * s / (tp * pp) / (peak * eff) if peak else math.inf
-    layers_per_stage = math.ceil(L / pp)
-    act_bytes = 2.0 * mb * s * h
-    t_tp_mb = 0.0
-    tp_timing = comms.best("allreduce", tp, act_bytes, 1) if tp > 1 else None
-    if tp_timing is not None:
-        per_layer = 4 + (2 if plan["recompute"] == "full" else 0)
-        t_tp_mb = per_layer * layers_per_stage * float(tp_timing.time[0])
-    pp_timing = comms.p2p(act_bytes / tp, tp * dp) if pp > 1 else None
-    t_p2p = float(pp_timing.time[0]) if pp_timing is not None else 0.0
-    grad_bytes = cal.GRADIENT_BYTES * ((workloads.parameters(model) - model["vocab"] * h) / (tp * pp)
-                                       + model["vocab"] * h / tp)
-    dp_timing = None
-    t_dp = 0.0
-    if dp > 1:
-        if plan["zero"] >= 1:
-            rs = comms.best("reduce-scatter", dp, grad_bytes, tp)
-            ag = comms.best("allgather", dp, grad_bytes, tp)
-            t_dp = float(rs.time[0]) + float(ag.time[0])
-            dp_timing = rs
+    recompute = plan["recompute"]
+    passes = 4.0 if recompute == "full" else 3.0
+    extra = shape.core_fwd if recompute == "selective" and plan["attention"] == "standard" else 0.0
+    tokens_mb = mb * s / cp  # tokens of one micro-batch on one rank
+    eff_dense = cal.matmul_efficiency(part, min(h, tokens_mb))
+    t_compute_mb = _compute_mb(shape, plan, part, peak, passes, extra)
+    per_token = passes * (shape.dense_fwd + shape.expert_fwd + shape.core_fwd) + 3 * shape.logits_fwd + extra
+    layers_per_stage = math.ceil(shape.L / pp)
+    calls = 4 + (2 if recompute == "full" else 0)  # per layer: 2 forward, 2 backward, 2 more recomputing
+    act_bytes = 2.0 * tokens_mb * h
+
+    # Tensor parallel: an allreduce per call, or a reduce-scatter and an all-gather under SP.
+    tp_timing, t_tp_mb = None, 0.0
+    if tp > 1:
+        if plan["sp"]:
+            tp_timing = comms.best("reduce-scatter", tp, act_bytes, 1)
+            t_tp_mb = calls * layers_per_stage * (_seconds(tp_timing) + _seconds(comms.best("allgather", tp,
+                                                                                              act_bytes, 1)))
         else:
-            dp_timing = comms.best("allreduce", dp, grad_bytes, tp)
-            t_dp = float(dp_timing.time[0])
-    t_mb = t_compute_mb + t_tp_mb
+            tp_timing = comms.best("allreduce", tp, act_bytes, 1)
+            t_tp_mb = calls * layers_per_stage * _seconds(tp_timing)
+    exposed_tp_mb = t_tp_mb - min(_TP_HIDDEN[overlap["tp"]] * t_tp_mb, t_compute_mb)
+
+    # Context parallel: ring attention passes each rank's K and V chunk around the cp ring,
+    # cp − 1 steps forward and twice as many bytes backward, each step under one chunk's attention.
+    cp_timing, exposed_cp_mb, kv_bytes = None, 0.0, 0.0
+    if cp > 1:
+        kv_bytes = 2 * tokens_mb * max(1.0, shape.kv / tp) * shape.hd * 2.0
+        cp_timing = comms.p2p(kv_bytes, tp)
+        steps = (3 + (1 if recompute == "full" else 0)) * (cp - 1) * layers_per_stage
+        chunk = 4.0 * (s / cp) * shape.heads * shape.hd * tokens_mb / tp / (peak * eff_dense) if peak else 0.0
+        hidden = chunk if overlap["cp"] == "full" else 0.0
+        exposed_cp_mb = steps * max(0.0, _seconds(cp_timing) - hidden)
+
+    # Expert parallel: two all-to-alls (dispatch, combine) per MoE layer forward and backward.
+    ep_timing, t_ep_mb, a2a_bytes = None, 0.0, 0.0
+    if shape.L_moe and ep > 1:
+        a2a_bytes = 2.0 * tokens_mb * shape.top_k * h / tp
+        ep_timing = comms.best("alltoall", ep, a2a_bytes, tp * cp)
+        t_ep_mb = calls * math.ceil(shape.L_moe / pp) * _seconds(ep_timing)
+    exposed_ep_mb = max(0.0, t_ep_mb - t_compute_mb) if overlap["ep"] == "full" else t_ep_mb
+
+    # Pipeline: one activation forward and one gradient back per micro-batch and virtual stage.
+    p2p_bytes = act_bytes / tp
+    pp_timing = comms.p2p(p2p_bytes, tp * cp * dp) if pp > 1 else None
+    t_p2p = _seconds(pp_timing)
+
+    # Data parallel over dp × cp ranks (experts: over those holding the same experts).
+    dense, expert = _parameters_per_gpu(shape, plan)
+    forward_mb, backward_mb = t_compute_mb / passes, t_compute_mb * (passes - 1) / passes
+    dp_timing, exposed_dp = None, 0.0
+    hide = overlap["dp"] == "full"
+    zero = plan["zero"]
+    for n, stride, params in ((dp * cp, tp, dense), (dp * cp // ep, tp * ep, expert)):
+        if n < 2 or params <= 0:
+            continue
+        size = cal.GRADIENT_BYTES * params
+        if zero == 0:
+            ar = comms.best("allreduce", n, size, stride)
+            dp_timing = dp_timing or ar
+            exposed = max(0.0, _seconds(ar) - (backward_mb if hide else 0.0))
+        else:
+            rs, ag = comms.best("reduce-scatter", n, size, stride), comms.best("allgather", n, size, stride)
+            dp_timing = dp_timing or rs
+            t_rs, t_ag = _seconds(rs), _seconds(ag)
+            f, b = (forward_mb, backward_mb) if hide else (0.0, 0.0)
+            if zero == 1:
+                exposed = max(0.0, t_rs - b) + max(0.0, t_ag - f)
+            elif zero == 2:  # gradients reduce-scattered every micro-batch
+                exposed = m * max(0.0, t_rs - b) + max(0.0, t_ag - f)
+            else:  # weights gathered for every forward and backward
+                exposed = m * (max(0.0, t_ag - f) + max(0.0, t_ag + t_rs - b))
+        exposed_dp += exposed
+
+    # Off-chip weight memory (Dojo's DIP HBM): what one micro-batch streams, under its compute.
+    exposed_memory = 0.0
+    if streamed is not None:
+        stream_bytes = 2 * cal.WEIGHT_BYTES * (dense + expert) + 2 * mem["activations"] * 1e9 / max(1, min(pp, m))
+        exposed_memory = m * max(0.0, stream_bytes / streamed.offchip_bytes_per_s - t_compute_mb)
+
+    t_mb = t_compute_mb + exposed_tp_mb + exposed_cp_mb + exposed_ep_mb
     compute = m * t_compute_mb
-    exposed_tp = m * t_tp_mb
-    exposed_pp = 2 * m * t_p2p
-    bubble = (pp - 1) * (t_mb + 2 * t_p2p)
-    backward_last = t_compute_mb * 2.0 / passes
-    exposed_dp = max(0.0, t_dp - backward_last)
-    step = compute + exposed_tp + exposed_pp + bubble + exposed_dp
+    exposed_pp = 0.0 if overlap["pp"] == "full" else 2 * m * vp * t_p2p
+    bubble = (pp - 1) * (t_mb / vp + 2 * t_p2p)
+    step = compute + m * (exposed_tp_mb + exposed_cp_mb + exposed_ep_mb) + exposed_pp + bubble + exposed_dp \
+        + exposed_memory
     tokens_step = B * s
+    if step_only:
+        return {"step_time_s": step if math.isfinite(step) and step > 0 else None}
     if not math.isfinite(step) or step <= 0:
         result["why"] = ("training not timed: the accelerators of this plan have no network path between them; "
                          "draw the links that join their servers")
-        result["timed"] = False
         result["fits"] = None  # memory fits (see memory_per_gpu_gb) but the step cannot be timed
-        for key in ("step_time_s", "compute_s", "exposed_tp_s", "exposed_pp_s", "exposed_dp_s", "bubble_s",
-                    "tflops_per_gpu", "model_tflops_per_gpu", "mfu", "tokens_per_s", "days"):
-            result[key] = None
-        return result
+        return _not_timed(result)
     result.update({
         "timed": True,
-        "step_time_s": rounded(step), "compute_s": rounded(compute), "exposed_tp_s": rounded(exposed_tp),
-        "exposed_pp_s": rounded(exposed_pp), "exposed_dp_s": rounded(exposed_dp), "bubble_s": rounded(bubble),
+        "step_time_s": rounded(step), "compute_s": rounded(compute), "exposed_tp_s": rounded(m * exposed_tp_mb),
+        "exposed_cp_s": rounded(m * exposed_cp_mb), "exposed_ep_s": rounded(m * exposed_ep_mb),
+        "exposed_pp_s": rounded(exposed_pp), "exposed_dp_s": rounded(exposed_dp),
+        "exposed_memory_s": rounded(exposed_memory), "bubble_s": rounded(bubble),
         "tflops_per_gpu": rounded(per_token * tokens_step / N / step / 1e12),
-        "model_tflops_per_gpu": rounded(model_per_token * tokens_step / N / step / 1e12),
-        "mfu": rounded(model_per_token * tokens_step / N / step / peak) if peak else None,
+        "model_tflops_per_gpu": rounded(shape.model_flops * tokens_step / N / step / 1e12),
+        "mfu": rounded(shape.model_flops * tokens_step / N / step / peak) if peak else None,
         "tokens_per_s": rounded(tokens_step / step),
         "days": rounded(model.get("tokens", 0) / (tokens_step / step) / 86400),
     })
     if detail:
-        result["_phases"] = {"tp": (tp_timing, act_bytes, t_tp_mb * m), "pp": (pp_timing, act_bytes / tp, exposed_pp),
-                             "dp": (dp_timing, grad_bytes, t_dp)}
+        result["_phases"] = {"tp": (tp_timing, act_bytes), "cp": (cp_timing, kv_bytes), "ep": (ep_timing, a2a_bytes),
+                             "pp": (pp_timing, p2p_bytes), "dp": (dp_timing, cal.GRADIENT_BYTES * dense)}
     return result
 
 
@@ -192,24 +389,35 @@ MAX_AUTO_TP = 72  # the largest tensor-parallel group the auto plan tries: a GB2
 
 
 def plan_candidates(accelerators: int, domain_size: int, model: dict):
-    """The plans the auto search times: tp dividing the scale-up domain (so tp groups tile the
-    domains; up to the 72 GPUs of a GB200 NVL72), pp dividing the rest."""
+    """The plan shapes the auto search times: tp dividing the scale-up domain (so tp groups tile
+    the domains; up to the 72 GPUs of a GB200 NVL72; with sequence parallelism: it only saves
+    memory), cp where sequences are long (at least 8K tokens per rank), pp dividing the rest with
+    interleaving where the layers split evenly, ep dividing the experts and dp, and micro-batches
+    of 1-8. Recompute and ZeRO are chosen per shape by `auto_plan`; attention is always flash (it
+    only saves memory)."""
     N = accelerators
-    B, L, heads = model["global_batch"], model["layers"], model["heads"]
+    B, L, heads, s = model["global_batch"], model["layers"], model["heads"], model["seq"]
+    experts = model.get("experts", 0)
     g = max(1, domain_size)
     tps = [t for t in _divisors(g) if t <= MAX_AUTO_TP and heads % t == 0 and N % t == 0]
     for tp in tps:
-        rest = N // tp
-        pps = [p for p in _divisors(rest) if p <= L]
-        for pp in pps:
-            dp = rest // pp
-            if dp > B:
+        for cp in (c for c in (1, 2, 4, 8, 16, 32) if c == 1 or (s % c == 0 and s // c >= 8192)):
+            if (N // tp) % cp:
                 continue
-            for mb in (1, 2, 4, 8):
-                if dp * mb > B:
+            rest = N // (tp * cp)
+            for pp in (p for p in _divisors(rest) if p <= L):
+                dp = rest // pp
+                if dp > B:
                     continue
-                for recompute in RECOMPUTE:
-                    yield {"tp": tp, "pp": pp, "dp": dp, "mb": mb, "recompute": recompute, "zero": 1}
+                vps = [1] + [v for v in (2, 4) if pp > 1 and L % (pp * v) == 0]
+                eps = [e for e in _divisors(experts) if dp % e == 0] if experts else [1]
+                for vp in vps:
+                    for ep in eps:
+                        for mb in (1, 2, 4, 8):
+                            if dp * mb > B:
+                                continue
+                            yield {"tp": tp, "pp": pp, "vp": vp, "dp": dp, "cp": cp, "sp": 1 if tp > 1 else 0,
+                                   "ep": ep, "mb": mb, "recompute": "none", "zero": 1, "attention": "flash"}
 
 
 def _divisors(n: int) -> list[int]:
@@ -217,42 +425,76 @@ def _divisors(n: int) -> list[int]:
     return sorted(set(small + [n // d for d in small]))
 
 
-def auto_plan(fabric: Fabric, model: dict, comms: _Comms | None = None) -> dict | None:
+def auto_plan(fabric: Fabric, model: dict, comms: _Comms | None = None, overlap: dict | None = None) -> dict | None:
+    """The fastest plan that fits: for each shape and ZeRO stage, the least recomputation that fits
+    (less recomputation and a lower stage are never slower)."""
     comms = comms or _Comms(fabric)
-    best = None
-    for plan in plan_candidates(fabric.total_accelerators, fabric.domain_size, model):
-        r = evaluate_plan(fabric, model, plan, comms)
-        if r["fits"] and r["step_time_s"] is not None and (best is None or r["step_time_s"] < best["step_time_s"]):
-            best = r
-    return best
+    overlap = overlap or OVERLAP_DEFAULTS
+    shape = _Shape(model)
+    capacity_gb, overhead_gb = _memory_budget(fabric)
+    capacity = capacity_gb * cal.MEMORY_USABLE_FRACTION
+    B = model["global_batch"]
+    part = _part_id(fabric)
+    peak = _peak_tflops(fabric, model.get("precision", "bf16")) * 1e12
+    # Shapes in the order of a bound no step of theirs beats (compute without recomputation plus
+    # its share of the bubble): once the bound reaches the best step found, no later shape can win.
+    shapes = []
+    for index, plan in enumerate(plan_candidates(fabric.total_accelerators, fabric.domain_size, model)):
+        m = math.ceil(B / (plan["dp"] * plan["mb"]))
+        t_mb = _compute_mb(shape, plan, part, peak, 3.0, 0.0)
+        shapes.append((m * t_mb + (plan["pp"] - 1) * t_mb / plan["vp"], index, plan, m))
+    shapes.sort(key=lambda entry: entry[:2])
+    best, best_step = None, math.inf
+    for bound, _, plan, m in shapes:
+        if bound >= best_step:
+            break
+        for zero in (1, 2, 3):
+            for recompute in ("none", "full"):
+                candidate = {**plan, "zero": zero, "recompute": recompute}
+                mem = _memory(model, candidate, m, shape, overhead_gb)
+                if mem["total"] <= capacity:
+                    break
+            else:
+                continue
+            step = evaluate_plan(fabric, model, candidate, comms, overlap=overlap, shape=shape, mem=mem,
+                                 step_only=True)["step_time_s"]
+            if step is not None and step < best_step:
+                best, best_step = candidate, step
+    return evaluate_plan(fabric, model, best, comms, overlap=overlap, shape=shape) if best is not None else None
 
 
 def validate_plan(fabric: Fabric, model: dict, plan: dict) -> dict:
+    """A plan with its defaults filled in and dp worked out, or a PlanError saying what does not fit."""
     N = fabric.total_accelerators
-    plan = dict(plan)
-    plan.setdefault("tp", 1)
-    plan.setdefault("pp", 1)
-    plan.setdefault("mb", 1)
-    plan.setdefault("recompute", "selective")
-    plan.setdefault("zero", 1)
+    plan = {**PLAN_DEFAULTS, **{k: v for k, v in plan.items() if k != "auto"}}
+    tp, pp, vp, cp, ep = plan["tp"], plan["pp"], plan["vp"], plan["cp"], plan["ep"]
     if plan.get("dp") is None:
-        if N % (plan["tp"] * plan["pp"]):
-            raise PlanError(f"plan tp={plan['tp']} × pp={plan['pp']} does not divide the {N:,} accelerators")
-        plan["dp"] = N // (plan["tp"] * plan["pp"])
-    if plan["tp"] * plan["pp"] * plan["dp"] != N:
-        raise PlanError(f"plan tp×pp×dp = {plan['tp'] * plan['pp'] * plan['dp']:,} but the design has {N:,} "
-                        "accelerators")
-    if model["heads"] % plan["tp"]:
-        raise PlanError(f"tp={plan['tp']} must divide the {model['heads']} attention heads")
-    if plan["pp"] > model["layers"]:
-        raise PlanError(f"pp={plan['pp']} is more than the {model['layers']} layers")
-    if plan["dp"] * plan["mb"] > model["global_batch"]:
-        raise PlanError(f"dp={plan['dp']} × mb={plan['mb']} is more than the global batch of {model['global_batch']}")
+        if N % (tp * pp * cp):
+            raise PlanError(f"plan tp={tp} × pp={pp} × cp={cp} does not divide the {N:,} accelerators")
+        plan["dp"] = N // (tp * pp * cp)
+    dp = plan["dp"]
+    if tp * pp * dp * cp != N:
+        raise PlanError(f"plan tp×pp×dp×cp = {tp * pp * dp * cp:,} but the design has {N:,} accelerators")
+    if model["heads"] % tp:
+        raise PlanError(f"tp={tp} must divide the {model['heads']} attention heads")
+    if pp > model["layers"]:
+        raise PlanError(f"pp={pp} is more than the {model['layers']} layers")
+    if vp > 1 and pp == 1:
+        raise PlanError(f"vp={vp} interleaves pipeline stages but pp=1: give pp > 1 or vp=1")
+    if pp * vp > model["layers"]:
+        raise PlanError(f"pp={pp} × vp={vp} virtual stages are more than the {model['layers']} layers")
+    if model["seq"] % cp:
+        raise PlanError(f"cp={cp} must divide the sequence length {model['seq']:,}")
+    experts = model.get("experts", 0)
+    if ep > 1 and not experts:
+        raise PlanError(f"ep={ep} splits experts but the model {model.get('name', '')} has none (ep must be 1)")
+    if experts and experts % ep:
+        raise PlanError(f"ep={ep} must divide the {experts} experts")
+    if dp % ep:
+        raise PlanError(f"ep={ep} must divide dp={dp} (expert parallel groups are made of data-parallel ranks)")
+    if dp * plan["mb"] > model["global_batch"]:
+        raise PlanError(f"dp={dp} × mb={plan['mb']} is more than the global batch of {model['global_batch']}")
     return plan
-
-
-_TIMED_KEYS = ("step_time_s", "compute_s", "exposed_tp_s", "exposed_pp_s", "exposed_dp_s", "bubble_s",
-               "tflops_per_gpu", "mfu", "tokens_per_s", "days")
 
 
 def _untimed(fabric: Fabric, model: dict, plan, no_path: str) -> dict:
@@ -277,58 +519,82 @@ def _untimed(fabric: Fabric, model: dict, plan, no_path: str) -> dict:
 
 def training(fabric: Fabric, spec: dict) -> tuple[dict, dict]:
     """The training section and the utilization it implies. `spec`: model (dict), plan (dict or
-    "auto")."""
+    "auto"), overlap (dict, optional)."""
     model = spec["model"]
     if fabric.rep is None:
         return {"fits": False, "why": "the design has no accelerators", "plan": None, "model": model.get("name")}, {}
-    comms = _Comms(fabric)
+    overlap = overlap_of(spec.get("overlap"))
     plan = spec.get("plan") or "auto"
+    streamed = streaming.model_for(_part_id(fabric))
+    if streamed is not None and streamed.weight_streaming:
+        if plan != "auto":
+            raise PlanError("weight streaming runs one data-parallel replica per accelerator, with the "
+                            "micro-batch that fits: give plan auto")
+        part = _part_id(fabric)
+        peak = _peak_tflops(fabric, model.get("precision", "bf16"))
+        efficiency = cal.matmul_efficiency(part, model["hidden"])
+        result = streaming.weight_streaming(streamed, model, fabric.total_accelerators, peak, _memory_gb(fabric),
+                                            efficiency)
+        return _described(result, model, None, streamed), {}  # the stream's overlap is the model itself
+    comms = _Comms(fabric)
     if fabric.total_accelerators > 1:
         # Every plan spans all accelerators: if a whole-machine allreduce has no path, none can be timed.
         probe = comms.best("allreduce", fabric.total_accelerators, 2.0 ** 20, 1)
         if probe is None or not math.isfinite(float(probe.time[0])):
             return _untimed(fabric, model, plan, coll.no_path_why(probe.bottleneck if probe else None)), {}
     if plan == "auto":
-        best = auto_plan(fabric, model, comms)
+        best = auto_plan(fabric, model, comms, overlap)
         if best is None:
             return ({"model": model.get("name"), "plan": "auto", "fits": False, "timed": False,
-                     "why": f"no plan of tp, pp, dp over {fabric.total_accelerators:,} accelerators fits in memory "
-                            f"with a global batch of {model['global_batch']:,}",
-                     **{k: None for k in ("step_time_s", "compute_s", "exposed_tp_s", "exposed_pp_s", "exposed_dp_s",
-                                          "bubble_s", "tflops_per_gpu", "mfu", "tokens_per_s", "days",
-                                          "memory_per_gpu_gb")}},
+                     "why": f"no plan of tp, pp, dp, cp, ep over {fabric.total_accelerators:,} accelerators fits in "
+                            f"memory with a global batch of {model['global_batch']:,}",
+                     **{k: None for k in _TIMED_KEYS if k != "model_tflops_per_gpu"}, "memory_per_gpu_gb": None,
+                     "overlap": overlap, "memory_model": streamed.description if streamed else None},
                     {})
         chosen = best["plan"]
         searched = True
     else:
         chosen = validate_plan(fabric, model, plan)
         searched = False
-    result = evaluate_plan(fabric, model, chosen, comms, detail=True)
+    result = evaluate_plan(fabric, model, chosen, comms, detail=True, overlap=overlap)
     phases = result.pop("_phases", {})
     result["plan"] = dict(chosen, auto=searched)
+    utilization = _utilization(fabric, result, phases) if result["fits"] else {}
+    return _described(result, model, overlap, streamed), utilization
+
+
+def _described(result: dict, model: dict, overlap: dict | None, streamed) -> dict:
+    """The section's figures about the workload and the assumptions behind the step."""
     result["model"] = model.get("name")
     result["parameters"] = rounded(workloads.parameters(model))
     result["global_batch"] = model["global_batch"]
     result["seq"] = model["seq"]
     result["tokens"] = model.get("tokens")
-    utilization = _utilization(fabric, result, phases) if result["fits"] else {}
-    return result, utilization
+    result["overlap"] = overlap
+    result["memory_model"] = streamed.description if streamed else None
+    return result
+
+
+# Step parts as they appear on an accelerator's time line: (kind, step key).
+_SEGMENTS = (("compute", "compute_s"), ("communication", "exposed_tp_s"), ("communication", "exposed_cp_s"),
+             ("communication", "exposed_ep_s"), ("communication", "exposed_pp_s"), ("idle", "bubble_s"),
+             ("communication", "exposed_dp_s"), ("memory", "exposed_memory_s"))
 
 
 def _utilization(fabric: Fabric, result: dict, phases: dict) -> dict:
     step = result["step_time_s"] or 0.0
     if step <= 0:
         return {}
-    comm = (result["exposed_tp_s"] + result["exposed_pp_s"] + result["exposed_dp_s"]) / step
+    comm = sum(result[key] or 0.0 for kind, key in _SEGMENTS if kind in ("communication", "memory")) / step
     compute = result["compute_s"] / step
     idle = max(0.0, 1.0 - comm - compute)
     t = 0.0
     segments = []
-    for kind, key in (("compute", "compute_s"), ("communication", "exposed_tp_s"), ("communication", "exposed_pp_s"),
-                      ("idle", "bubble_s"), ("communication", "exposed_dp_s")):
+    for kind, key in _SEGMENTS:
         d = result[key] or 0.0
         if d > 0:
-            segments.append({"kind": kind, "what": key[:-2], "start_s": rounded(t), "duration_s": rounded(d)})
+            segments.append({"kind": "communication" if kind == "memory" else kind, "what": key[:-2],
+                             "start_s": rounded(t), "duration_s": rounded(d)})
             t += d
     gpus = []
     for acc in fabric.accelerators:
@@ -336,7 +602,7 @@ def _utilization(fabric: Fabric, result: dict, phases: dict) -> dict:
                      "communication": rounded(comm),
                      "idle": rounded(idle), "segments": segments})
     link_phases = []
-    for name, (timing, size, _) in phases.items():
+    for name, (timing, size) in phases.items():
         if timing is None:
             continue
         util = coll.link_utilization(fabric, timing, size)

@@ -27,7 +27,7 @@ except ImportError:  # Windows: a file open elsewhere cannot be removed, which k
 
 from designer.engine import workloads
 from designer.engine.collectives import parse_size
-from designer.engine.workloads import WorkloadError
+from designer.engine.workloads import ModelFieldError
 from designer.io import schemas
 from designer.model.catalog import Catalog, default_catalog
 from designer.model.design import Design, Item, Link
@@ -175,8 +175,8 @@ def check_workload_setting(workload: Any, source: object, base: str, error: type
     if isinstance(model, dict):
         try:
             workloads.custom(model)
-        except WorkloadError as exc:
-            raise error(source, f"{base}.training.model", str(exc).removeprefix("workload: ")) from None
+        except ModelFieldError as exc:
+            raise error(source, f"{base}.training.model.{exc.field}", exc.problem) from None
 
 
 def load_workload(path: str | os.PathLike) -> dict:
@@ -185,8 +185,8 @@ def load_workload(path: str | os.PathLike) -> dict:
     check(document, schemas.WORKLOAD_FILE, path)
     try:
         return workloads.custom({"name": Path(path).stem, **document})
-    except WorkloadError as exc:
-        raise InputError(path, "$", str(exc).removeprefix("workload: ")) from None
+    except ModelFieldError as exc:
+        raise InputError(path, f"$.{exc.field}", exc.problem) from None
 
 
 def design_to_document(design: Design) -> dict:

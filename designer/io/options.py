@@ -45,22 +45,45 @@ def _int(option: str, text: str) -> int:
         _fail(option, f"expected a whole number, got {show(text)}")
 
 
+_PLAN_NUMBERS = ("tp", "pp", "vp", "dp", "cp", "sp", "ep", "mb", "zero")
+_PLAN_WORDS = ("recompute", "attention")
+
+
+def _pairs(option: str, text: str, example: str) -> list[tuple[str, str]]:
+    pairs = []
+    for pair in str(text).split(","):
+        if "=" not in pair:
+            _fail(option, f"expected key=value pairs like {example}, got {show(pair)}")
+        key, value = (x.strip() for x in pair.split("=", 1))
+        pairs.append((key, value))
+    return pairs
+
+
 def parse_plan(text: str) -> dict | str:
+    """`auto`, or key=value pairs: tp, pp, vp, dp, cp, sp, ep, mb, zero (whole numbers), recompute
+    and attention (words); keys left out take the engine's defaults."""
     text = str(text).strip()
     if text == "auto":
         return "auto"
     plan: dict = {}
-    for pair in text.split(","):
-        if "=" not in pair:
-            _fail("--plan", f"expected key=value pairs like tp=8,pp=4 or 'auto', got {show(pair)}")
-        key, value = (x.strip() for x in pair.split("=", 1))
-        if key in ("tp", "pp", "dp", "mb", "zero"):
+    for key, value in _pairs("--plan", text, "tp=8,pp=4 or 'auto'"):
+        if key in _PLAN_NUMBERS:
             plan[key] = _int(f"--plan {key}", value)
-        elif key == "recompute":
+        elif key in _PLAN_WORDS:
             plan[key] = value
         else:
-            _fail("--plan", f"unknown key {show(key)}; use tp, pp, dp, mb, recompute, zero")
+            _fail("--plan", f"unknown key {show(key)}; use {', '.join(_PLAN_NUMBERS + _PLAN_WORDS)}")
     return _checked("--plan", plan, _TRAINING["plan"])
+
+
+def parse_overlap(text: str) -> dict:
+    """key=value pairs: tp (none|partial|full), dp, pp, cp, ep (none|full)."""
+    overlap = {}
+    for key, value in _pairs("--overlap", text, "tp=partial,dp=full"):
+        if key not in _TRAINING["overlap"]["properties"]:
+            _fail("--overlap", f"unknown key {show(key)}; use {', '.join(_TRAINING['overlap']['properties'])}")
+        overlap[key] = value
+    return _checked("--overlap", overlap, _TRAINING["overlap"])
 
 
 def _tokens(text: str) -> float:
@@ -125,10 +148,10 @@ def placed(error: WorkloadError, given: dict[str, str | None], design_path: obje
 
 def workload_from_options(design, *, op: str | None = None, sizes: str | None = None,
                           algorithm: str | None = None, ranks: str | None = None, workload: str | None = None,
-                          plan: str | None = None, global_batch: str | None = None, seq: str | None = None,
-                          tokens: str | None = None) -> dict | None:
+                          plan: str | None = None, overlap: str | None = None, global_batch: str | None = None,
+                          seq: str | None = None, tokens: str | None = None) -> dict | None:
     """The workload the options describe, or None for the design's own settings."""
-    given = (op, sizes, algorithm, ranks, workload, plan, global_batch, seq, tokens)
+    given = (op, sizes, algorithm, ranks, workload, plan, overlap, global_batch, seq, tokens)
     if all(value in (None, "") for value in given):
         return None
     base = dict((design.settings.get("workload") or {}) if design is not None else {})
@@ -146,6 +169,8 @@ def workload_from_options(design, *, op: str | None = None, sizes: str | None = 
         train["model"] = _model(workload)
     if plan:
         train["plan"] = parse_plan(plan)
+    if overlap:
+        train["overlap"] = {**(train.get("overlap") or {}), **parse_overlap(overlap)}
     if global_batch is not None:
         train["global_batch"] = _checked("--global-batch", _int("--global-batch", global_batch),
                                          _TRAINING["global_batch"])

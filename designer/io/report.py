@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from designer.engine.result import Result
+from designer.engine.sections import Plan
 from designer.engine.summary import format_value, summary_rows
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -54,6 +55,13 @@ def performance_sections(result: Result) -> list[str]:
             lines.append(f"  {name[:-2].replace('_', ' '):<14} {seconds:.4g} s")
         memory = training.memory_per_gpu_gb
         lines.append("  memory per GPU " + ", ".join(f"{k} {v:.1f} GB" for k, v in memory.as_dict().items()))
+        if isinstance(training.plan, Plan):
+            lines.append("  plan " + ", ".join(f"{k} {v}" for k, v in training.plan.as_dict().items()))
+        if training.overlap is not None:
+            lines.append("  overlap (hidden behind compute) " + ", ".join(f"{k} {v}" for k, v in
+                                                                           training.overlap.items()))
+        if training.memory_model is not None:
+            lines.append(f"  memory model: {training.memory_model}")
     elif training.fits is False:
         lines.append(f"  does not fit: {training.why}")
     else:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from designer.engine.collectives import ALGORITHMS, OPS
 from designer.engine.cost import ASSUMPTIONS
-from designer.engine.training import RECOMPUTE
+from designer.engine.training import ATTENTION, OVERLAP_CHOICES, RECOMPUTE
 from designer.engine.workloads import PRECISIONS, PRESETS
 from designer.model.design import (
     ID_PATTERN,
@@ -117,6 +117,12 @@ MODEL = {
         "hidden": _whole(1, 1_000_000),
         "heads": _whole(1, 100_000),
         "kv_heads": _whole(1, 100_000),
+        "head_dim": _whole(1, 100_000),
+        "experts": _whole(1, 100_000),
+        "top_k": _whole(1, 100_000),
+        "shared_experts": _whole(0, 100_000),
+        "moe_ffn": _whole(1, 10_000_000),
+        "dense_layers": _whole(0, 10_000),
         "ffn": _whole(1, 10_000_000),
         "vocab": _whole(1, 10_000_000),
         "seq": _whole(1, 10_000_000),
@@ -132,7 +138,8 @@ MODEL = {
 }
 
 _PRESET_NAME = {"enum": list(PRESETS),
-                "x-expected": f"a preset ({', '.join(PRESETS)}) or an inline model object; a design never names a file"}
+                "x-expected": "a preset or an inline model object (a design never names a file); presets: "
+                              + ", ".join(PRESETS)}
 
 _PLAN = {
     "if": {"type": "string"},
@@ -142,8 +149,10 @@ _PLAN = {
         "additionalProperties": False,
         "x-expected": "\"auto\" or a plan object like {\"tp\": 8, \"pp\": 4}",
         "properties": {
-            "tp": _whole(1, 1024), "pp": _whole(1, 10_000), "dp": _whole(1, MAX_TOTAL_COPIES),
+            "tp": _whole(1, 1024), "pp": _whole(1, 10_000), "vp": _whole(1, 1024), "dp": _whole(1, MAX_TOTAL_COPIES),
+            "cp": _whole(1, 1024), "sp": _whole(0, 1), "ep": _whole(1, 100_000),
             "mb": _whole(1, 1024), "recompute": {"enum": list(RECOMPUTE)}, "zero": _whole(0, 3),
+            "attention": {"enum": list(ATTENTION)},
         },
     },
 }
@@ -176,6 +185,11 @@ WORKLOAD_SETTING = {
             "properties": {
                 "model": {"if": {"type": "string"}, "then": _PRESET_NAME, "else": MODEL},
                 "plan": _PLAN,
+                "overlap": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {part: {"enum": list(choices)} for part, choices in OVERLAP_CHOICES.items()},
+                },
                 "global_batch": MODEL["properties"]["global_batch"],
                 "seq": MODEL["properties"]["seq"],
                 "tokens": MODEL["properties"]["tokens"],

@@ -46,8 +46,9 @@ def memory_text(memory: MemoryPerGpu | None, capacity_gb: float | None) -> str:
     return f"{text} ({detail})" if detail else text
 
 
-PLAN_NAMES = {"tp": "TP", "pp": "PP", "dp": "DP", "mb": "micro-batch", "recompute": "recompute", "zero": "ZeRO",
-              "auto": "auto"}
+PLAN_NAMES = {"tp": "TP", "pp": "PP", "vp": "VP", "dp": "DP", "cp": "CP", "sp": "SP", "ep": "EP", "mb": "micro-batch",
+              "recompute": "recompute", "zero": "ZeRO", "attention": "attention", "auto": "auto"}
+OVERLAP_TEXT = {"none": "exposed", "partial": "half hidden", "full": "hidden"}
 
 
 def plan_text(plan: Plan | str | Mapping[str, Any] | None) -> str:
@@ -59,6 +60,14 @@ def plan_text(plan: Plan | str | Mapping[str, Any] | None) -> str:
         return plan
     figures = plan.as_dict() if isinstance(plan, Plan) else plan
     return " · ".join(f"{PLAN_NAMES.get(name, name)} {value}" for name, value in figures.items() if value is not None)
+
+
+def overlap_text(overlap: Mapping[str, str] | None) -> str:
+    """"TP exposed · DP hidden · PP hidden · CP hidden · EP exposed": what the step time assumed."""
+    if overlap is None:
+        return NOT_COMPUTED
+    return " · ".join(f"{PLAN_NAMES.get(part, part)} {OVERLAP_TEXT.get(choice, choice)}"
+                      for part, choice in overlap.items())
 
 
 def bottleneck_text(bottleneck: Bottleneck) -> str:

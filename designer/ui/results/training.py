@@ -10,20 +10,26 @@ from designer.canvas import colors
 from designer.engine.result import Result
 from designer.engine.summary import format_value
 from designer.ui.results import plotstyle
-from designer.ui.results.formatting import NOT_COMPUTED, count, fits_text, memory_text, plan_text, si
+from designer.ui.results.formatting import (NOT_COMPUTED, count, fits_text, memory_text, overlap_text,
+                                           plan_text, si)
 from designer.ui.results.placeholder import Placeholder
 from designer.ui.results.workload import WorkloadForm
 
-STEP_PARTS = (  # (training field, label, colour key)
+STEP_PARTS = (  # (training field, label, colour key), in the engine's order (sections.STEP_PARTS)
     ("compute_s", "Compute", "compute"),
-    ("exposed_tp_s", "Exposed TP comm.", "exposed_tp"),
-    ("exposed_pp_s", "Exposed PP comm.", "exposed_pp"),
-    ("exposed_dp_s", "Exposed DP comm.", "exposed_dp"),
+    ("exposed_tp_s", "TP comm.", "exposed_tp"),
+    ("exposed_cp_s", "CP comm.", "exposed_cp"),
+    ("exposed_ep_s", "EP all-to-all", "exposed_ep"),
+    ("exposed_pp_s", "PP comm.", "exposed_pp"),
+    ("exposed_dp_s", "DP comm.", "exposed_dp"),
+    ("exposed_memory_s", "Weight streaming", "exposed_memory"),
     ("bubble_s", "Pipeline bubble", "bubble"),
 )
+STEP_LABELS = {key: text for key, text, _ in STEP_PARTS}
 FIGURES = (("step_time_s", "Step time"), ("mfu", "MFU"), ("tflops_per_gpu", "Model TFLOP/s per GPU"),
            ("tokens_per_s", "Tokens/s"), ("days", "Time to train"), ("memory_per_gpu_gb", "Memory per GPU"),
-           ("fits", "Fits in memory"), ("plan", "Plan"))
+           ("fits", "Fits in memory"), ("plan", "Plan"), ("exposed", "Exposed per step"),
+           ("overlap", "Overlap assumed"), ("memory_model", "Memory model"))
 
 
 class TrainingTab:
@@ -40,7 +46,7 @@ class TrainingTab:
 
         view = plotstyle.plot_view()
         self.step_plot = view.addPlot(row=0, col=0)
-        plotstyle.style_plot(self.step_plot, "Training step breakdown")
+        plotstyle.style_plot(self.step_plot, "Training step: compute and exposed parts")
         plotstyle.label(self.step_plot, "bottom", "Time per step", "s", auto_si=True)
         self.step_plot.getAxis("left").setTicks([[(0, "step")]])
         self.step_plot.setYRange(-0.5, 0.5, padding=0)
@@ -106,3 +112,9 @@ class TrainingTab:
             labels["fits"].setText(fits_text(t))
             labels["fits"].setStyleSheet(f"color: {colors.GOOD if t.fits else colors.ERROR}; font-weight: bold;")
         labels["plan"].setText(plan_text(t.plan))
+        exposed = [f"{STEP_LABELS[key]} {si(seconds, 's')}"
+                   for key, seconds in t.step_parts() if key != "compute_s" and seconds > 0]
+        labels["exposed"].setText(", ".join(exposed) if t.step_time_s is not None and exposed else
+                                  "nothing" if t.step_time_s is not None else NOT_COMPUTED)
+        labels["overlap"].setText(overlap_text(t.overlap))
+        labels["memory_model"].setText(t.memory_model or "accelerator memory (HBM)")

@@ -13,9 +13,12 @@ from designer.engine import views
 from designer.engine.result import Result
 from designer.ui.results import plotstyle
 from designer.ui.results.placeholder import Placeholder
+from designer.ui.results.training import STEP_PARTS
 
 ALL_PHASES = "all phases (busiest)"
 GPU_PARTS = (("compute", "Compute"), ("communication", "Communication"), ("idle", "Idle"))
+# The per-GPU bar: each part of the step (the training tab's breakdown), as shares of the step.
+GPU_STEP_PARTS = tuple((key[:-2], text, color) for key, text, color in STEP_PARTS)
 
 
 class UtilizationTab:
@@ -56,8 +59,8 @@ class UtilizationTab:
         self.gpu_plot.setYRange(-0.5, 0.5, padding=0)
         self.gpu_plot.setMouseEnabled(x=False, y=False)
         gpu_legend = plotstyle.outside_legend(view, row=3, columns=3)
-        for key, text in GPU_PARTS:
-            item = plotstyle.bar(colors.GPU_TIME[key])
+        for key, text, color in GPU_STEP_PARTS:
+            item = plotstyle.bar(colors.STEP_PART[color])
             self.gpu_plot.addItem(item)
             gpu_legend.addItem(item, text)
             self.gpu_bars[key] = item
@@ -141,9 +144,11 @@ class UtilizationTab:
                 item.setData([], [])
         self.link_plot.setYRange(0, max(100.0, top * 1.05), padding=0.02)
         split = views.gpu_time_split(self._result)
+        training = self._result.training
+        step = training.step_time_s if split else None
         x0 = 0.0
-        for key, _ in GPU_PARTS:
-            share = split[key] * 100.0 if split else 0.0
+        for (key, _, _), (_, seconds) in zip(GPU_STEP_PARTS, training.step_parts()):
+            share = seconds / step * 100.0 if step else 0.0
             self.gpu_bars[key].setOpts(x0=[x0], width=[share])
             x0 += share
         if split:
