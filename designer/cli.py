@@ -96,6 +96,9 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--global-batch", dest="global_batch", help="sequences per step")
     g.add_argument("--seq", help="sequence length in tokens")
     g.add_argument("--tokens", help="tokens to train on, for days to train (K/M/G/T = 10^3.. allowed)")
+    g.add_argument("--in-network-reduction", dest="in_network_reduction", metavar="on|off|nvls|sharp",
+                   help="whether collectives may reduce in the switches (NVLS, SHARP) where the parts support it; "
+                        "overrides the design's setting (default: the design's, else on)")
 
 
 def _evaluate_file(args):
@@ -104,11 +107,13 @@ def _evaluate_file(args):
     from designer.engine.workloads import WorkloadError
     from designer.io.examples import resolve_design_path
     from designer.io.files import DesignFileError, load_design
-    from designer.io.options import placed, workload_from_options
+    from designer.io.options import in_network_reduction, placed, workload_from_options
 
     catalog = _catalog(args)
     path = resolve_design_path(args.file)
     design = load_design(path, catalog)
+    if args.in_network_reduction is not None:
+        design.settings["in_network_reduction"] = in_network_reduction(args.in_network_reduction)
     given = {name: getattr(args, name) for name in ENGINE_OPTIONS}
     workload = workload_from_options(design, **given)
     try:

@@ -63,6 +63,18 @@ def parse_plan(text: str) -> dict | str:
     return _checked("--plan", plan, _TRAINING["plan"])
 
 
+_IN_NETWORK = {"on": {"nvls": True, "sharp": True}, "off": {"nvls": False, "sharp": False},
+               "nvls": {"nvls": True, "sharp": False}, "sharp": {"nvls": False, "sharp": True}}
+
+
+def in_network_reduction(text: str) -> dict:
+    """`--in-network-reduction`: the design setting it stands for (which kinds collectives may use)."""
+    value = _IN_NETWORK.get(str(text).strip().lower())
+    if value is None:
+        _fail("--in-network-reduction", f"expected on, off, nvls or sharp, got {show(text)}")
+    return dict(value)
+
+
 def _tokens(text: str) -> float:
     units = {"K": 1e3, "M": 1e6, "G": 1e9, "B": 1e9, "T": 1e12}
     t = str(text).strip()
