@@ -151,7 +151,8 @@ def applicable(fabric: Fabric, op: str, n: int, stride: int = 1) -> list[str]:
         algos.append("nvls")
     if op == "allreduce" and fabric.sharp and lay.m > 1:
         algos.append("sharp")
-    if op == "allreduce" and fabric.torus_dims and n == fabric.total_accelerators and stride == 1:
+    if op == "allreduce" and fabric.torus_dims and n in (fabric.total_accelerators, math.prod(fabric.torus_dims)) \
+            and stride == 1:
         algos.append("torus")
     return algos
 
@@ -219,11 +220,7 @@ def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
                               {"Simple": cal.SHARP_BASE_LATENCY + 2 * levels * cal.NET_STEP_LATENCY["ring"]["Simple"]},
                               simple_only)
             else:
-                g = {"allreduce": 2 * (m - 1) / m}.get(op, (m - 1) / m)
-                inter_terms = [_out_term(fabric, g / r)] + _boundary_terms(lay, lambda b, rx: g)
-                steps = {"allreduce": 2 * (m - 1)}.get(op, m - 1)
-                inter = Phase(inter_terms, {p: cal.BASE_LATENCY["ring"][p] + steps * cal.NET_STEP_LATENCY["ring"][p]
-                                            for p in gen.protocols})
+                inter = _across_domains(fabric, op, lay)
         else:
             inter = None
         if nvls_phase is not None:
@@ -249,8 +246,23 @@ def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
         back = [Phase([Term(p.terms[0].traffic, p.terms[0].cap_eff, p.terms[0].cap_raw, p.terms[0].where, SCALE_UP,
                             p.terms[0].links, p.terms[0].alike)], dict(p.latency)) for p in reversed(result)]
         result[0].latency = {p: v + cal.BASE_LATENCY["ring"][p] for p, v in result[0].latency.items()}
-        return result + back
+        # Several tori (pods): each chip's 1/r share crosses the scale-out network between the reduce
+        # and the gather inside the pod.
+        across = [_across_domains(fabric, op, lay)] if m > 1 else []
+        return result + across + back
     raise CollectiveError(f"unknown algorithm '{algorithm}'; choose from auto, {', '.join(ALGORITHMS)}")
+
+
+def _across_domains(fabric: Fabric, op: str, lay: Layout) -> Phase:
+    """A ring over the scale-out network across the m scale-up domains after a reduce-scatter inside
+    each: every rank carries its 1/r of the message over its own injection, every domain the whole
+    message through the cuts above it."""
+    r, m = lay.r_dom, lay.m
+    g = {"allreduce": 2 * (m - 1) / m}.get(op, (m - 1) / m)
+    terms = [_out_term(fabric, g / r)] + _boundary_terms(lay, lambda b, rx: g)
+    steps = {"allreduce": 2 * (m - 1)}.get(op, m - 1)
+    return Phase(terms, {p: cal.BASE_LATENCY["ring"][p] + steps * cal.NET_STEP_LATENCY["ring"][p]
+                         for p in generation(fabric).protocols})
 
 
 def lower_bound(fabric: Fabric, op: str, lay: Layout, in_network: bool) -> tuple[float, float]:
