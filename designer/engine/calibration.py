@@ -108,9 +108,11 @@ AMPERE = Generation("NVLink3 (A100)", 0.772, {"LL": 2.0 * US, "Simple": 10.0 * U
 
 # NVLink4 (H100, H200, H800). Ring efficiency 365–370 / 450 = 0.817 (NVIDIA/nccl issue 1455, ring
 # forced, 2–4 GB). Steps fitted to the Azure ND H100 v5 table at 1–8 MB, where LL and LL128 beat
-# NVLS's fixed latency: LL 1.8 µs (1 MB → 43.7), LL128 1.5 µs (2 MB → 81.9, 4 MB → 128.7),
-# Simple 5 µs. LL cap: NCCL's Hopper row, 141 / 45 / 35.
-HOPPER = Generation("NVLink4 (H100)", 0.817, {"LL": 1.8 * US, "LL128": 1.5 * US, "Simple": 5.0 * US},
+# NVLS's fixed latency: LL128 1.5 µs (2 MB → 81.9, 4 MB → 128.7); LL the same 1.5 µs (a step is
+# never slower than LL128's, as in NCCL's hop latencies; 1 MB → 43.7 on H100 and 53.0 on H200
+# fall either side); Simple 5 µs (as NVLink5, where Simple carries the mid sizes). LL cap: NCCL's
+# Hopper row, 141 / 45 / 35.
+HOPPER = Generation("NVLink4 (H100)", 0.817, {"LL": 1.5 * US, "LL128": 1.5 * US, "Simple": 5.0 * US},
                     (141.0, 45.0, 35.0))
 
 # NVLink5 (B200, GB200). Ring efficiency 679.6 / 900 = 0.755 (Azure ND GB200 v6 nccl-tests, ring,
