@@ -99,12 +99,13 @@ class Generation:
 GENERIC = Generation("generic", SCALE_UP_RING_EFFICIENCY, SCALE_UP_STEP_LATENCY, None)
 
 # NVLink3 (A100). Ring efficiency 231.6 / 300 = 0.772 (Azure ND A100 v4 nccl-tests, 8 GB). Steps:
-# LL 2.0 µs, fitted with the LL base latency to 8×A100 1 MB → 36.2 GB/s (6.6 + 14 × 2.0 = 34.6 µs;
-# NCCL's NVLink LL figure is 0.6 µs plus the kernel's per-step synchronisation); Simple 10 µs
+# LL 1.65 µs, fitted with the LL base latency and the LL cap below to 8×A100 1 MB → 36.2 GB/s
+# (6.6 + 14 × 1.65 µs + 1 MB × 1.75 / 87.7 GB/s = 50.6 µs; NCCL's NVLink LL figure is 0.6 µs plus
+# the kernel's per-step synchronisation); Simple 10 µs
 # (NCCL's 3.4 µs hop plus the pipeline fill of one chunk), fitted to 16 MB → 109.2 and 268 MB →
 # 213.9 GB/s. LL128 is left out: those mid-size points leave no room for a protocol with 0.92×
 # the bandwidth at lower latency on that system. LL cap: NCCL's Ampere row, 87.7 / 22.5 / 19.0.
-AMPERE = Generation("NVLink3 (A100)", 0.772, {"LL": 2.0 * US, "Simple": 10.0 * US}, (87.7, 22.5, 19.0))
+AMPERE = Generation("NVLink3 (A100)", 0.772, {"LL": 1.65 * US, "Simple": 10.0 * US}, (87.7, 22.5, 19.0))
 
 # NVLink4 (H100, H200, H800). Ring efficiency 365–370 / 450 = 0.817 (NVIDIA/nccl issue 1455, ring
 # forced, 2–4 GB). Steps fitted to the Azure ND H100 v5 table at 1–8 MB, where LL and LL128 beat
