@@ -105,6 +105,9 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fail", action="append", default=[], metavar="ID[:COPIES]",
                         help="take an item, link or link medium out of service (all copies, a count like "
                              "spines.sw:1, or a share like ib-ndr:2%%) and add the degraded figures; repeatable")
+    g.add_argument("--in-network-reduction", dest="in_network_reduction", metavar="on|off|nvls|sharp",
+                   help="whether collectives may reduce in the switches (NVLS, SHARP) where the parts support it; "
+                        "overrides the design's setting (default: the design's, else on)")
 
 
 def _evaluate_file(args):
@@ -113,12 +116,14 @@ def _evaluate_file(args):
     from designer.engine.workloads import WorkloadError
     from designer.io.examples import resolve_design_path
     from designer.io.files import DesignFileError, load_design
-    from designer.io.options import placed, workload_from_options
+    from designer.io.options import in_network_reduction, placed, workload_from_options
 
     catalog = _catalog(args)
     path = resolve_design_path(args.file)
     design = load_design(path, catalog)
     _mark_failures(design, catalog, args.fail)
+    if args.in_network_reduction is not None:
+        design.settings["in_network_reduction"] = in_network_reduction(args.in_network_reduction)
     given = {name: getattr(args, name) for name in ENGINE_OPTIONS}
     workload = workload_from_options(design, **given)
     try:

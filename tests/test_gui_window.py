@@ -198,7 +198,7 @@ def test_dropping_a_design_file_on_the_window_opens_it(fat_tree, tmp_path, qtbot
 def test_new_and_menus_exist(fat_tree):
     window = fat_tree
     titles = [a.text().replace("&", "") for a in window.menuBar().actions()]
-    assert titles == ["File", "Edit", "View", "Help"]
+    assert titles == ["File", "Edit", "View", "Design", "Help"]
     window.act_new.trigger()
     assert window.document.design.items == {} and not window.scene.nodes
     for name in ("undo", "redo", "cut", "copy", "paste", "duplicate", "delete", "select_all", "group", "ungroup",

@@ -61,3 +61,32 @@ def test_megatron_1p7b_on_32_a100():
                                                                 "recompute": "full", "zero": 0}})
     assert result["fits"]
     assert abs(result["tflops_per_gpu"] - 137) / 137 <= TOL, result["tflops_per_gpu"]
+
+
+# Per-generation constants (docs/calibration.md, "Per generation"): each generation's own table.
+H100_MID = [(2 * M, 81.93), (4 * M, 128.73), (8 * M, 172.13), (32 * M, 295.53), (64 * M, 361.78)]
+GB200_RING = [(1 * M, 80.48), (4 * M, 146.27), (8 * M, 253.46), (16 * M, 331.09), (64 * M, 550.73), (8 * G, 679.61)]
+
+
+@pytest.mark.parametrize("size,measured", H100_MID)
+def test_h100_mid_size_messages(size, measured):
+    got = busbw(fabric("server", platform="dgx-h100"), size)
+    assert abs(got - measured) / measured <= TOL, (size, got, measured)
+
+
+@pytest.mark.parametrize("size,measured", GB200_RING)
+def test_gb200_ring_on_four_gpus(size, measured):
+    got = busbw(fabric("server", platform="gb200-nvl72"), size, "ring", n=4)
+    assert abs(got - measured) / measured <= TOL, (size, got, measured)
+
+
+def test_protocols_by_size_at_1024_ranks():
+    # NCCL's LL bandwidth cap keeps LL to small messages however many steps a ring has: at 1,024
+    # H100 ranks a ring uses LL up to a few MB, LL128 above.
+    f = fabric("rail-fat-tree", nodes=128)
+    sizes = [2 ** k for k in range(12, 32)]
+    rows, _ = collective_rows(f, "allreduce", sizes, "ring")
+    protocol = {r["bytes"]: r["protocol"] for r in rows if r["algorithm"] == "ring"}
+    assert protocol[4096] == "LL"
+    assert all(protocol[s] != "LL" for s in sizes if s >= 16 * M), protocol
+    assert protocol[2 * G] != "LL"

@@ -9,15 +9,15 @@ bandwidths are fractions of the catalogue's raw link figures.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 US = 1e-6
 
 # --- bandwidth efficiencies ----------------------------------------------------------------------
 
 # Ring (Simple protocol) bus efficiency on a switched scale-up fabric: busbw asymptote / raw
-# per-GPU NVLink bandwidth. 8×A100 NVSwitch, 8 GB: 231.6 / 300 = 0.772 (Azure ND A100 v4
-# nccl-tests); 8×H100 ring forced, 2–4 GB: 365–370 / 450 = 0.817 (NVIDIA/nccl issue 1455).
-# One value for both: their mean.
+# per-GPU NVLink bandwidth, for a fabric of no generation in GENERATIONS below (each generation
+# has its own measured figure). The mean of the A100 (0.772) and H100 (0.817) ratios.
 SCALE_UP_RING_EFFICIENCY = 0.795
 
 # NVLS (NVLink SHARP) allreduce: algbw = S / t ≈ 0.61 × per-GPU NVLink bandwidth, i.e. busbw
@@ -32,10 +32,11 @@ NET_EFFICIENCY = 0.97
 # NCCL tuning.cc: tree allreduce bus bandwidth = ring bus bandwidth × 0.92.
 TREE_BANDWIDTH_FACTOR = 0.92
 
-# NCCL tuning.cc protocol bandwidth factors: LL about 0.5 × Simple. (LL128 is not modelled: the
-# A100 mid-size measurements, 16 MB → 109 GB/s, show no protocol with 0.92× bandwidth at low
-# latency on that system.)
+# NCCL tuning.cc protocol bandwidth factors relative to Simple: LL moves 8-byte lines of which 4
+# are flags (0.5); LL128 moves 128-byte lines of which 8 bytes are flags (120 / 128, which NCCL
+# rounds to 0.92 on Hopper).
 LL_BANDWIDTH_FACTOR = 0.5
+LL128_BANDWIDTH_FACTOR = 0.92
 
 # Per-dimension rings on tori/meshes (TPU ICI): no measurement in the reference; uses the
 # scale-up ring efficiency above.
@@ -43,27 +44,87 @@ TORUS_EFFICIENCY = SCALE_UP_RING_EFFICIENCY
 
 # --- latencies (seconds) ---------------------------------------------------------------------------
 
-# NCCL tuning.cc base latencies (µs): ring LL 6.6 / Simple 8.4; tree LL 6.8 / Simple 8.4.
-BASE_LATENCY = {"ring": {"LL": 6.6 * US, "Simple": 8.4 * US}, "tree": {"LL": 6.8 * US, "Simple": 8.4 * US}}
+PROTOCOLS = ("LL", "LL128", "Simple")
 
-# Per ring step over the scale-up fabric. LL: 2.0 µs — fitted with the base latency to 8×A100
-# 1 MB → 36.2 GB/s (6.6 + 14 × 2.0 = 34.6 µs); NCCL's NVLink LL figure is 0.6 µs plus the
-# kernel's per-step synchronisation. Simple: 10 µs per step (NCCL's 3.4 µs hop plus the pipeline
-# fill of one chunk), fitted to 8×A100 16 MB → 109.2 and 268 MB → 213.9 GB/s.
+# NCCL tuning.cc base latencies (µs): ring LL 6.6 / LL128 14 / Simple 8.4; tree LL 6.8 / LL128 14 /
+# Simple 8.4.
+BASE_LATENCY = {"ring": {"LL": 6.6 * US, "LL128": 14.0 * US, "Simple": 8.4 * US},
+                "tree": {"LL": 6.8 * US, "LL128": 14.0 * US, "Simple": 8.4 * US}}
+
+# Per ring step over the scale-up fabric of no generation in GENERATIONS (TPU ICI, Infinity
+# Fabric, PCIe...): the A100 figures below, the only measured ones when they were set.
 SCALE_UP_STEP_LATENCY = {"LL": 2.0 * US, "Simple": 10.0 * US}
 
-# Per step over the network: NCCL tuning.cc network hop latencies, ring LL 2.7 / Simple 14 µs,
-# tree LL 5 / Simple 14 µs.
-NET_STEP_LATENCY = {"ring": {"LL": 2.7 * US, "Simple": 14.0 * US}, "tree": {"LL": 5.0 * US, "Simple": 14.0 * US}}
+# Per step over the network: NCCL tuning.cc network hop latencies, ring LL 2.7 / LL128 4.0 /
+# Simple 14 µs, tree LL 5 / LL128 8.5 / Simple 14 µs.
+NET_STEP_LATENCY = {"ring": {"LL": 2.7 * US, "LL128": 4.0 * US, "Simple": 14.0 * US},
+                    "tree": {"LL": 5.0 * US, "LL128": 8.5 * US, "Simple": 14.0 * US}}
 
-# NVLS: NCCL's NVLS base latency (25 µs) plus the multicast set-up; fitted as 40 µs base + 2
-# Simple steps (in, out) to 8×H100 NVLS 16 MB → 234.5 and 134 MB → 400.6 GB/s.
-NVLS_BASE_LATENCY = 40.0 * US
-NVLS_STEPS = 2
+# NVLS: NCCL's NVLS base latency (25 µs) plus the multicast set-up and the two Simple steps in
+# and out; fitted as one 60 µs to 8×H100 NVLS 16 MB → 234.5 and 134 MB → 400.6 GB/s.
+NVLS_LATENCY = 60.0 * US
 
 # InfiniBand SHARP aggregation: one trip up and down the tree of switches; per switch level the
 # network Simple hop latency above, plus NCCL's base (8.4 µs). No measurement in the reference.
 SHARP_BASE_LATENCY = 8.4 * US
+
+
+# --- per generation of the scale-up fabric ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class Generation:
+    """The collective constants of one NVLink generation.
+
+    `ring_efficiency`: Simple busbw asymptote / raw per-GPU scale-up bandwidth. `step_latency`: one
+    ring step over the scale-up fabric per protocol (a protocol absent from it is not used).
+    `ll_max_busbw`: NCCL's cap on LL bus bandwidth (tuning.cc `llMaxBws`, GB/s) with 1, 2 and more
+    than 2 scale-up domains in the communicator; it is what keeps LL to small messages, since LL's
+    per-step latency is the smallest."""
+
+    name: str
+    ring_efficiency: float
+    step_latency: dict
+    ll_max_busbw: tuple | None
+
+    @property
+    def protocols(self) -> tuple:
+        return tuple(p for p in PROTOCOLS if p in self.step_latency)
+
+    def ll_cap(self, domains: int) -> float | None:
+        """LL's bus bandwidth cap (GB/s) for a communicator spanning `domains` scale-up domains."""
+        if self.ll_max_busbw is None:
+            return None
+        return self.ll_max_busbw[min(domains, 3) - 1]
+
+
+GENERIC = Generation("generic", SCALE_UP_RING_EFFICIENCY, SCALE_UP_STEP_LATENCY, None)
+
+# NVLink3 (A100). Ring efficiency 231.6 / 300 = 0.772 (Azure ND A100 v4 nccl-tests, 8 GB). Steps:
+# LL 1.65 µs, fitted with the LL base latency and the LL cap below to 8×A100 1 MB → 36.2 GB/s
+# (6.6 + 14 × 1.65 µs + 1 MB × 1.75 / 87.7 GB/s = 50.6 µs; NCCL's NVLink LL figure is 0.6 µs plus
+# the kernel's per-step synchronisation); Simple 10 µs
+# (NCCL's 3.4 µs hop plus the pipeline fill of one chunk), fitted to 16 MB → 109.2 and 268 MB →
+# 213.9 GB/s. LL128 is left out: those mid-size points leave no room for a protocol with 0.92×
+# the bandwidth at lower latency on that system. LL cap: NCCL's Ampere row, 87.7 / 22.5 / 19.0.
+AMPERE = Generation("NVLink3 (A100)", 0.772, {"LL": 1.65 * US, "Simple": 10.0 * US}, (87.7, 22.5, 19.0))
+
+# NVLink4 (H100, H200, H800). Ring efficiency 365–370 / 450 = 0.817 (NVIDIA/nccl issue 1455, ring
+# forced, 2–4 GB). Steps fitted to the Azure ND H100 v5 table at 1–8 MB, where LL and LL128 beat
+# NVLS's fixed latency: LL128 1.5 µs (2 MB → 81.9, 4 MB → 128.7); LL the same 1.5 µs (a step is
+# never slower than LL128's, as in NCCL's hop latencies; 1 MB → 43.7 on H100 and 53.0 on H200
+# fall either side); Simple 5 µs (as NVLink5, where Simple carries the mid sizes). LL cap: NCCL's
+# Hopper row, 141 / 45 / 35.
+HOPPER = Generation("NVLink4 (H100)", 0.817, {"LL": 1.5 * US, "LL128": 1.5 * US, "Simple": 5.0 * US},
+                    (141.0, 45.0, 35.0))
+
+# NVLink5 (B200, GB200). Ring efficiency 679.6 / 900 = 0.755 (Azure ND GB200 v6 nccl-tests, ring,
+# 8 GB). Steps fitted to the same table at 1–64 MB: LL 1.6 µs (1–4 MB → 80.5–146.3), LL128 2.5 µs (8 MB →
+# 253.5), Simple 5 µs (16–64 MB → 331–551). LL cap: NCCL's Blackwell row, 282 / 90 / 70.
+BLACKWELL = Generation("NVLink5 (GB200)", 0.755, {"LL": 1.6 * US, "LL128": 2.5 * US, "Simple": 5.0 * US},
+                       (282.0, 90.0, 70.0))
+
+# Which generation a scale-up medium (catalogue id) belongs to; any other medium is GENERIC.
+GENERATIONS = {"nvlink3": AMPERE, "nvlink4": HOPPER, "nvlink5": BLACKWELL}
 
 # --- training --------------------------------------------------------------------------------------
 

@@ -58,7 +58,8 @@ class Term:
 class Phase:
     terms: list[Term]
     latency: dict  # protocol → seconds
-    bw_factor: dict = field(default_factory=lambda: {"LL": cal.LL_BANDWIDTH_FACTOR, "Simple": 1.0})
+    bw_factor: dict = field(default_factory=lambda: {"LL": cal.LL_BANDWIDTH_FACTOR,
+                                                     "LL128": cal.LL128_BANDWIDTH_FACTOR, "Simple": 1.0})
 
     def slowest(self) -> Term | None:
         live = [t for t in self.terms if t.traffic > 0]
@@ -121,11 +122,23 @@ def _boundary_terms(lay: Layout, per_copy, uniform: bool = False) -> list[Term]:
     return out
 
 
+def generation(fabric: Fabric) -> cal.Generation:
+    """The collective constants of the fabric's scale-up generation (by the medium of the
+    representative accelerator's scale-up links), once per fabric."""
+    hit = fabric.__dict__.get("_generation")
+    if hit is None:
+        media = {fabric.links[i].medium for i in fabric.up_links}
+        hit = next((cal.GENERATIONS[m] for m in sorted(media) if m in cal.GENERATIONS), cal.GENERIC)
+        fabric.__dict__["_generation"] = hit
+    return hit
+
+
 def _ring_latency(fabric: Fabric, steps: int, lay: Layout, algo: str = "ring") -> dict:
+    gen = generation(fabric)
     inter = steps * (lay.m / lay.n) if lay.m > 1 else 0.0
     intra = steps - inter
-    return {p: cal.BASE_LATENCY[algo][p] + intra * cal.SCALE_UP_STEP_LATENCY[p] + inter * cal.NET_STEP_LATENCY[algo][p]
-            for p in ("LL", "Simple")}
+    return {p: cal.BASE_LATENCY[algo][p] + intra * gen.step_latency[p] + inter * cal.NET_STEP_LATENCY[algo][p]
+            for p in gen.protocols}
 
 
 def applicable(fabric: Fabric, op: str, n: int, stride: int = 1) -> list[str]:
@@ -141,7 +154,8 @@ def applicable(fabric: Fabric, op: str, n: int, stride: int = 1) -> list[str]:
         algos.append("nvls")
     if op == "allreduce" and fabric.sharp and lay.m > 1:
         algos.append("sharp")
-    if op == "allreduce" and fabric.torus_dims and n == fabric.total_accelerators and stride == 1:
+    if op == "allreduce" and fabric.torus_dims and n in (fabric.total_accelerators, math.prod(fabric.torus_dims)) \
+            and stride == 1:
         algos.append("torus")
     return algos
 
@@ -149,7 +163,9 @@ def applicable(fabric: Fabric, op: str, n: int, stride: int = 1) -> list[str]:
 def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
     n, r, m = lay.n, lay.r_dom, lay.m
     f = BUS_FACTOR[op](n)
-    ring_eff = cal.SCALE_UP_RING_EFFICIENCY
+    gen = generation(fabric)
+    ring_eff = gen.ring_efficiency
+    step = gen.step_latency
     if n < 2:
         return []
     if algorithm == "ring":
@@ -163,10 +179,9 @@ def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
             if m > 1:
                 terms.append(_out_term(fabric, (n - r) / n))
             terms += _boundary_terms(lay, lambda b, rx: rx * (n - rx) / n, uniform=True)
-            lat = {p: cal.BASE_LATENCY["ring"][p]
-                   + (cal.NET_STEP_LATENCY["ring"][p] if m > 1 else cal.SCALE_UP_STEP_LATENCY[p])
-                   + (cal.SCALE_UP_STEP_LATENCY[p] if cross_rail else 0.0)
-                   for p in ("LL", "Simple")}
+            lat = {p: cal.BASE_LATENCY["ring"][p] + (cal.NET_STEP_LATENCY["ring"][p] if m > 1 else step[p])
+                   + (step[p] if cross_rail else 0.0)
+                   for p in gen.protocols}
             return [Phase(terms, lat)]
         steps = {"allreduce": 2 * (n - 1), "broadcast": n - 1}.get(op, n - 1)
         terms = []
@@ -188,22 +203,21 @@ def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
         for t in _boundary_terms(lay, lambda b, rx: 2.0):
             t.cap_eff *= cal.TREE_BANDWIDTH_FACTOR
             terms.append(t)
-        lat = {p: cal.BASE_LATENCY["tree"][p] + 2 * ((r - 1) * cal.SCALE_UP_STEP_LATENCY[p]
+        lat = {p: cal.BASE_LATENCY["tree"][p] + 2 * ((r - 1) * step[p]
                                                       + math.ceil(math.log2(m)) * cal.NET_STEP_LATENCY["tree"][p])
-               for p in ("LL", "Simple")}
+               for p in gen.protocols}
         return [Phase(terms, lat)]
     if algorithm in ("hierarchical", "sharp", "nvls"):
         out: list[Phase] = []
         intra_steps = r - 1
         rs = Phase([_up_term(fabric, (r - 1) / r, ring_eff)],
-                   {p: cal.BASE_LATENCY["ring"][p] + intra_steps * cal.SCALE_UP_STEP_LATENCY[p]
-                    for p in ("LL", "Simple")})
+                   {p: cal.BASE_LATENCY["ring"][p] + intra_steps * step[p] for p in gen.protocols})
         ag = Phase([_up_term(fabric, (r - 1) / r, ring_eff)], dict(rs.latency))
         simple_only = {"Simple": 1.0}
         nvls_phase = None
         if algorithm == "nvls" or (algorithm == "sharp" and fabric.nvls and r > 1):
             nvls_phase = Phase([_up_term(fabric, 1.0, cal.NVLS_EFFICIENCY)],
-                               {"Simple": cal.NVLS_BASE_LATENCY + cal.NVLS_STEPS * cal.SCALE_UP_STEP_LATENCY["Simple"]},
+                               {"Simple": cal.NVLS_LATENCY},
                                simple_only)
         if m > 1:
             if algorithm == "sharp":
@@ -213,11 +227,7 @@ def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
                               {"Simple": cal.SHARP_BASE_LATENCY + 2 * levels * cal.NET_STEP_LATENCY["ring"]["Simple"]},
                               simple_only)
             else:
-                g = {"allreduce": 2 * (m - 1) / m}.get(op, (m - 1) / m)
-                inter_terms = [_out_term(fabric, g / r)] + _boundary_terms(lay, lambda b, rx: g)
-                steps = {"allreduce": 2 * (m - 1)}.get(op, m - 1)
-                inter = Phase(inter_terms, {p: cal.BASE_LATENCY["ring"][p] + steps * cal.NET_STEP_LATENCY["ring"][p]
-                                            for p in ("LL", "Simple")})
+                inter = _across_domains(fabric, op, lay)
         else:
             inter = None
         if nvls_phase is not None:
@@ -237,14 +247,29 @@ def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
         for k in fabric.torus_dims:
             t = Term((k - 1) / k * size, 2 * link * cal.TORUS_EFFICIENCY, 2 * link, f"torus dimension of {k}", SCALE_UP,
                      tuple(fabric.up_links), fabric.torus_links)
-            lat = {p: (k - 1) * cal.SCALE_UP_STEP_LATENCY[p] for p in ("LL", "Simple")}
+            lat = {p: (k - 1) * step[p] for p in gen.protocols}
             result.append(Phase([t], lat))
             size /= k
         back = [Phase([Term(p.terms[0].traffic, p.terms[0].cap_eff, p.terms[0].cap_raw, p.terms[0].where, SCALE_UP,
                             p.terms[0].links, p.terms[0].alike)], dict(p.latency)) for p in reversed(result)]
         result[0].latency = {p: v + cal.BASE_LATENCY["ring"][p] for p, v in result[0].latency.items()}
-        return result + back
+        # Several tori (pods): each chip's 1/r share crosses the scale-out network between the reduce
+        # and the gather inside the pod.
+        across = [_across_domains(fabric, op, lay)] if m > 1 else []
+        return result + across + back
     raise CollectiveError(f"unknown algorithm '{algorithm}'; choose from auto, {', '.join(ALGORITHMS)}")
+
+
+def _across_domains(fabric: Fabric, op: str, lay: Layout) -> Phase:
+    """A ring over the scale-out network across the m scale-up domains after a reduce-scatter inside
+    each: every rank carries its 1/r of the message over its own injection, every domain the whole
+    message through the cuts above it."""
+    r, m = lay.r_dom, lay.m
+    g = {"allreduce": 2 * (m - 1) / m}.get(op, (m - 1) / m)
+    terms = [_out_term(fabric, g / r)] + _boundary_terms(lay, lambda b, rx: g)
+    steps = {"allreduce": 2 * (m - 1)}.get(op, m - 1)
+    return Phase(terms, {p: cal.BASE_LATENCY["ring"][p] + steps * cal.NET_STEP_LATENCY["ring"][p]
+                         for p in generation(fabric).protocols})
 
 
 def lower_bound(fabric: Fabric, op: str, lay: Layout, in_network: bool) -> tuple[float, float]:
@@ -295,17 +320,20 @@ def time_collective(fabric: Fabric, op: str, algorithm: str, n: int, sizes, stri
         zero = np.zeros_like(sizes)
         return Timing(algorithm, zero, ["-"] * len(sizes), zero, None, [])
     ph = phases(fabric, op, algorithm, lay)
-    protocols = ("LL", "Simple")
     best = np.full(sizes.shape, np.inf)
     chosen = np.array(["Simple"] * len(sizes), dtype=object)
-    for p in protocols:
+    ll_cap = generation(fabric).ll_cap(lay.m)
+    for p in cal.PROTOCOLS:
         if not all(p in phase.latency for phase in ph):
             continue
-        t = np.zeros_like(sizes)
+        latency = sum(phase.latency[p] for phase in ph)
+        per_byte = 0.0
         for phase in ph:
             slow = phase.slowest()
-            spb = slow.seconds_per_byte if slow else 0.0
-            t = t + phase.latency[p] + sizes * spb / phase.bw_factor.get(p, 1.0)
+            per_byte += (slow.seconds_per_byte if slow else 0.0) / phase.bw_factor.get(p, 1.0)
+        if p == "LL" and ll_cap is not None:
+            per_byte = max(per_byte, BUS_FACTOR[op](n) / (ll_cap * 1e9))
+        t = latency + sizes * per_byte
         better = t < best
         best = np.where(better, t, best)
         chosen = np.where(better, p, chosen)

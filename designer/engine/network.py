@@ -507,7 +507,8 @@ def _torus(fabric: Fabric) -> None:
     if dims_text is None:
         return
     dims = tuple(int(d) for d in dims_text.lower().split("x"))  # "16x16x16", as the design schema allows
-    if np.prod(dims) != fabric.total_accelerators:
+    # One torus, or several (pods) joined by the scale-out network: the torus is the scale-up domain.
+    if np.prod(dims) not in (fabric.total_accelerators, fabric.domain_size):
         return
     fabric.torus_dims = tuple(d for d in dims if d > 1)
     fabric.torus_links = tuple(l.index for l in fabric.links if l.tier == SCALE_UP)

@@ -84,6 +84,16 @@ def parse_overlap(text: str) -> dict:
             _fail("--overlap", f"unknown key {show(key)}; use {', '.join(_TRAINING['overlap']['properties'])}")
         overlap[key] = value
     return _checked("--overlap", overlap, _TRAINING["overlap"])
+_IN_NETWORK = {"on": {"nvls": True, "sharp": True}, "off": {"nvls": False, "sharp": False},
+               "nvls": {"nvls": True, "sharp": False}, "sharp": {"nvls": False, "sharp": True}}
+
+
+def in_network_reduction(text: str) -> dict:
+    """`--in-network-reduction`: the design setting it stands for (which kinds collectives may use)."""
+    value = _IN_NETWORK.get(str(text).strip().lower())
+    if value is None:
+        _fail("--in-network-reduction", f"expected on, off, nvls or sharp, got {show(text)}")
+    return dict(value)
 
 
 def _tokens(text: str) -> float:

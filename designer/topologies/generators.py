@@ -357,16 +357,28 @@ def _build_torus(p: dict, catalog: Catalog) -> Design:
         raise TopologyError(f"torus: parameter 'hosts_per_rack' ({per_rack}) must divide the {hosts_per_block} hosts "
                             "of a block")
     wrap = bool(p["wrap"])
+    pods = p["pods"]
+    dcn_nic = _dcn_nic(p, catalog, platform) if pods > 1 else None
+    if pods * math.prod(dims) > MAX_TOTAL_COPIES:
+        raise TopologyError(f"torus: {pods} pods of {math.prod(dims):,} chips are above the limit of "
+                            f"{MAX_TOTAL_COPIES:,} chips")
     shape = "×".join(map(str, dims))
-    design = new_design(p["name"] or f"{len(dims)}D torus {shape} of {gpu_part.name}",
+    design = new_design(p["name"] or (f"{pods} pods of " if pods > 1 else "")
+                        + f"{len(dims)}D torus {shape} of {gpu_part.name}",
                         f"{blocks} blocks of {'×'.join(map(str, block))} chips"
                         + (f" joined through {p['switch']} circuit switches" if blocks > 1 else "")
-                        + ("; wrap-around links" if wrap else "; open mesh") + ".", "torus", p)
+                        + ("; wrap-around links" if wrap else "; open mesh")
+                        + (f"; {pods} pods joined over the data-centre network ({p['dcn_switch']})" if pods > 1 else "")
+                        + ".", "torus", p)
     b = Builder(design, catalog)
     # A chip's scale-up lanes shared over its 2 neighbours per dimension (TPU v4: 6 ICI links, one
     # per neighbour; Dojo D1: 576 SerDes lanes, 144 per edge of a 2D mesh).
     lanes = max(1, int(gpu_part.number("scale_up_lanes", 1)) // (2 * len(dims)))
-    parent = b.group("block", blocks, None, name=f"{blocks} blocks") if blocks > 1 else None
+    # Several pods: each a copy of one pod group (its torus and circuit switches), every host's NIC
+    # linked to the data-centre network outside them, the slow tier between pods.
+    pod = b.group("pod", pods, None, name=f"{pods} pods") if pods > 1 else None
+    dcn = b.item("dcn", "switch", p["dcn_switch"], None, name="Data-centre network", y=-400) if pods > 1 else None
+    parent = b.group("block", blocks, pod, name=f"{blocks} blocks") if blocks > 1 else pod
     chips = {}
     coords = list(_coordinates(block))
     host_grid = [k // h for k, h in zip(block, host_block)] if host_block else None
@@ -400,10 +412,16 @@ def _build_torus(p: dict, catalog: Catalog) -> Design:
                 host_parent = rack_id
             b.item(server_id, "server", platform.id, host_parent, name=f"Host {host}",
                    x=20 + (host_w + 20) * (local % hosts_across), y=40 + (host_h + 20) * (local // hosts_across))
+            if dcn_nic is not None:
+                b.link(b.item(f"{server_id}-nic", "nic", dcn_nic.id, server_id, name="DCN NIC", y=-40), dcn,
+                       common_medium(catalog, dcn_nic, catalog[p["dcn_switch"]]))
         chip = b.item("chip" + "-".join(map(str, coord)), "accelerator", gpu, server_id,
                       name="Chip " + ",".join(map(str, coord)),
                       x=20 + 80 * (slot % chip_cols), y=40 + 60 * (slot // chip_cols))
         chips[coord] = chip
+        if dcn_nic is not None:
+            b.link(chip, f"{server_id}-nic", common_medium(catalog, gpu_part, dcn_nic, ("pcie",)),
+                   int(dcn_nic.number("host_lanes", 16)))
     for coord, chip in chips.items():
         for axis, size in enumerate(block):
             nxt = list(coord)
@@ -418,20 +436,29 @@ def _build_torus(p: dict, catalog: Catalog) -> Design:
                 # circuit switch; each switch serves the same face position of every block.
                 first = list(coord)
                 first[axis] = 0
-                ocs = _circuit_switch(b, p, axis, coord, block)
+                ocs = _circuit_switch(b, p, axis, coord, block, pod)
                 b.link(chip, ocs, medium, lanes)
                 b.link(chips[tuple(first)], ocs, medium, lanes)
     return design
 
 
-def _circuit_switch(b: Builder, p: dict, axis: int, coord: tuple, block: tuple) -> str:
+def _dcn_nic(p: dict, catalog: Catalog, platform):
+    """The NIC that joins a host to the data-centre network when the torus has several pods."""
+    nic = platform.get("default_nic")
+    if not nic or not platform.number("nic_slots"):
+        raise TopologyError(f"torus: parameter 'pods' ({p['pods']}) joins pods over the data-centre network, but "
+                            f"platform '{platform.id}' has no NIC; use a host with one (tpu-v4-host-dcn)")
+    return catalog[nic]
+
+
+def _circuit_switch(b: Builder, p: dict, axis: int, coord: tuple, block: tuple, pod: str | None) -> str:
     """The switch serving one face position along one axis (4×4×4 blocks: 3 axes × 16 = 48)."""
     face = [c for i, c in enumerate(coord) if i != axis]
     per_axis = p["ocs_per_axis"] or math.prod(s for i, s in enumerate(block) if i != axis)
     slot = _face_index(face, [s for i, s in enumerate(block) if i != axis]) % per_axis
     item_id = f"ocs{axis}-{slot}"
     if item_id not in b.design.items:
-        b.item(item_id, "switch", p["switch"], None, name=f"OCS {'xyz'[axis]}{slot}",
+        b.item(item_id, "switch", p["switch"], pod, name=f"OCS {'xyz'[axis]}{slot}",
                x=80 * (axis * per_axis + slot), y=-200)
     return item_id
 
@@ -560,6 +587,9 @@ _register("torus", "2D/3D torus or mesh of accelerators, optionally built from b
            Param("switch", str, "tpu-ocs", "circuit switch joining blocks", part_kind="switch"),
            Param("ocs_per_axis", int, 0, "circuit switches per axis (0: one per face position)", minimum=0,
                  maximum=4096),
+           Param("pods", int, 1, "pods of this torus joined over the data-centre network (data parallel across "
+                 "them); above 1 the hosts need a NIC", minimum=1, maximum=64),
+           Param("dcn_switch", str, "dcn-fabric-200g", "the data-centre network joining the pods", part_kind="switch"),
            Param("nodes", int, 1, "unused by the torus (its size comes from dims)", minimum=1, maximum=1),
            Param("nic", str, None, "unused", part_kind="nic"),
            Param("nics_per_node", int, 0, "unused", minimum=0, maximum=0),

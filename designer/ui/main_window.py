@@ -262,6 +262,8 @@ class MainWindow(QMainWindow):
         view.addAction(self.left_dock.toggleViewAction())
         view.addAction(self.results_dock.toggleViewAction())
 
+        self._build_design_menu(bar)
+
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.act_about)
 
@@ -279,6 +281,44 @@ class MainWindow(QMainWindow):
         tools.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.addToolBar(tools)
         self.toolbar = tools
+
+    # --- design settings: in-network reduction ---------------------------------------------------
+    def _build_design_menu(self, bar) -> None:
+        """Design ▸ In-Network Reduction: whether collectives may reduce inside the switches, NVLink
+        SHARP (NVLS) on the scale-up switches and InfiniBand SHARP on the scale-out ones. A design
+        setting (saved, one undo step); it takes effect only where the switch parts support it."""
+        menu = bar.addMenu("&Design").addMenu("&In-Network Reduction")
+        self.in_network_actions: dict[str, QAction] = {}
+        for kind, text, tip in (
+                ("nvls", "&NVLink SHARP (NVLS)", "Let collectives reduce in NVLink switches that support NVLS"),
+                ("sharp", "&InfiniBand SHARP", "Let collectives reduce in scale-out switches that support SHARP")):
+            act = QAction(text, self)
+            act.setObjectName(f"in_network_{kind}")
+            act.setCheckable(True)
+            act.setStatusTip(tip)
+            act.setToolTip(tip)
+            act.triggered.connect(lambda on, k=kind: self._set_in_network_reduction(k, on))
+            menu.addAction(act)
+            self.in_network_actions[kind] = act
+        self._show_in_network_reduction()
+
+    def _in_network_reduction(self) -> dict:
+        return dict(self.document.design.settings.get("in_network_reduction") or {})
+
+    def _show_in_network_reduction(self) -> None:
+        allowed = self._in_network_reduction()
+        for kind, act in self.in_network_actions.items():
+            with QSignalBlocker(act):
+                act.setChecked(allowed.get(kind, True) is not False)
+
+    def _set_in_network_reduction(self, kind: str, on: bool) -> None:
+        allowed = self._in_network_reduction()
+        allowed[kind] = on
+        # Both allowed is the default: leave no setting behind, so the file stays as it was.
+        value = None if all(allowed.get(k, True) for k in self.in_network_actions) else allowed
+        name = {"nvls": "NVLink SHARP", "sharp": "InfiniBand SHARP"}[kind]
+        if not self.document.set_setting("in_network_reduction", value, f"Turn {name} {'on' if on else 'off'}"):
+            self._show_in_network_reduction()
 
     # --- title, status ---------------------------------------------------------------------------
     def _update_title(self, *_args) -> None:
@@ -377,6 +417,8 @@ class MainWindow(QMainWindow):
             self.results.set_workload(self.workload)
         if change.reset or "cost" in change.settings_changed:
             self.results.set_cost_assumptions(self.document.design.settings.get("cost"))
+        if change.reset or "in_network_reduction" in change.settings_changed:
+            self._show_in_network_reduction()
         if change.reset:
             later(self._freeze_long_lived_objects, self)
         if self.scene.building:
