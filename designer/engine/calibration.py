@@ -153,10 +153,13 @@ OPTIMIZER_BYTES = 12.0
 # narrowest dimension d: MATMUL_EFFICIENCY_MAX × d / (d + MATMUL_EFFICIENCY_HALF_H). Fitted to the
 # two ends of Megatron-LM SC21 (arXiv:2104.04473) Table 1 on A100: 1.7B (h = 2304) 44 % and 1T
 # (h = 25600) 52 % of peak (the 1T row includes its TP/PP communication and bubble, so the curve's
-# top end is set a little above 52 %). d is the hidden size, or the tokens one GEMM sees when fewer
-# (a micro-batch split by context parallelism, the tokens routed to one expert).
+# top end is set a little above 52 %). d is the hidden size. Both fitting rows ran 2,048-token
+# micro-batches, so the curve says nothing about wider token dimensions: the tokens one GEMM sees
+# narrow d only below MATMUL_FIT_TOKENS (a micro-batch split by context parallelism, the tokens
+# routed to one expert).
 MATMUL_EFFICIENCY_MAX = 0.62
 MATMUL_EFFICIENCY_HALF_H = 870.0
+MATMUL_FIT_TOKENS = 2048
 
 # Maximum achievable matmul FLOPS (MAMF, the best large BF16 GEMM measured) as a fraction of the
 # dense BF16 peak, per generation: github stas00/ml-engineering, compute/accelerator/README.md,
@@ -174,10 +177,16 @@ GENERATION = {"v100-sxm2-32gb": "volta", "a100-sxm-80gb": "ampere", "h100-sxm": 
               "mi250x": "cdna2", "mi300x": "cdna3", "tpu-v4": "tpu-v4", "dojo-d1": "dojo", "cs-2": "wse-2"}
 
 
+def gemm_dim(hidden: float, tokens: float) -> float:
+    """The narrowest GEMM dimension the efficiency curve takes: the hidden size, narrowed by the
+    tokens one GEMM sees only where they are fewer than the fitting runs had."""
+    return hidden if tokens >= MATMUL_FIT_TOKENS else min(hidden, tokens)
+
+
 @functools.lru_cache(maxsize=4096)
-def matmul_efficiency(part_id: str | None, gemm_dim: float) -> float:
-    """Achieved fraction of dense peak for a GEMM whose narrowest dimension is `gemm_dim`, on the
+def matmul_efficiency(part_id: str | None, dim: float) -> float:
+    """Achieved fraction of dense peak for a GEMM whose narrowest dimension is `dim`, on the
     accelerator `part_id`."""
     generation = GENERATION.get(part_id or "", REFERENCE_GENERATION)
     scale = MAMF_FRACTION.get(generation, MAMF_FRACTION[REFERENCE_GENERATION]) / MAMF_FRACTION[REFERENCE_GENERATION]
-    return MATMUL_EFFICIENCY_MAX * scale * gemm_dim / (gemm_dim + MATMUL_EFFICIENCY_HALF_H)
+    return MATMUL_EFFICIENCY_MAX * scale * dim / (dim + MATMUL_EFFICIENCY_HALF_H)

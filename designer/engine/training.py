@@ -221,11 +221,11 @@ def _compute_mb(shape: _Shape, plan: dict, part: str, peak: float, passes: float
         return math.inf
     tokens_mb = plan["mb"] * shape.s / plan["cp"]
     share = tokens_mb / (plan["tp"] * plan["pp"])  # of the whole model's per-token work, this accelerator's part
-    eff = cal.matmul_efficiency(part, min(shape.h, tokens_mb))
+    eff = cal.matmul_efficiency(part, cal.gemm_dim(shape.h, tokens_mb))
     t = (passes * (shape.dense_fwd + shape.core_fwd) + 3 * shape.logits_fwd + extra) * share / (peak * eff)
     if shape.expert_fwd:
         per_expert = tokens_mb * shape.top_k * plan["ep"] / shape.experts
-        eff_expert = cal.matmul_efficiency(part, min(shape.h, shape.moe_ffn, per_expert))
+        eff_expert = cal.matmul_efficiency(part, cal.gemm_dim(min(shape.h, shape.moe_ffn), per_expert))
         t += passes * shape.expert_fwd * share / (peak * eff_expert)
     return t
 
@@ -277,7 +277,7 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
     passes = 4.0 if recompute == "full" else 3.0
     extra = shape.core_fwd if recompute == "selective" and plan["attention"] == "standard" else 0.0
     tokens_mb = mb * s / cp  # tokens of one micro-batch on one rank
-    eff_dense = cal.matmul_efficiency(part, min(h, tokens_mb))
+    eff_dense = cal.matmul_efficiency(part, cal.gemm_dim(h, tokens_mb))
     t_compute_mb = _compute_mb(shape, plan, part, peak, passes, extra)
     per_token = passes * (shape.dense_fwd + shape.expert_fwd + shape.core_fwd) + 3 * shape.logits_fwd + extra
     layers_per_stage = math.ceil(shape.L / pp)
