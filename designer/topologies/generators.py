@@ -12,7 +12,7 @@ from designer.model.layout import tidy_in_place
 from designer.model.lint import ports_used
 from designer.topologies.base import Builder, Generator, Param, TopologyError, common_medium, new_design
 from designer.topologies.sizing import (TIER_WORDS, Units, ceil_div, check_size, even_split, follow_parts,
-                                        leaf_downlinks, split)
+                                        leaf_downlinks, network_media, split)
 
 # A torus block is drawn chip by chip: 32×32×32 chips (41,000 items, 98,000 links) is the largest
 # that evaluates within the work budget (designer.engine.budget).
@@ -29,8 +29,11 @@ _SWITCH = Param("switch", str, "qm9700", "scale-out switch part", part_kind="swi
 # Defaults that follow the parts named (designer.topologies.sizing.follow_parts).
 _PLATFORM_FOR_GPU = Param("platform", str, None, "server platform part (default: the first that carries 'gpu'; "
                           "without 'gpu', dgx-h100)", part_kind="server")
-_SWITCH_FOR_NIC = Param("switch", str, None, "scale-out switch part (default: the highest-radix one with the NIC's "
-                        "medium and port speed; the NIC is 'nic' or the platform's)", part_kind="switch")
+_SWITCH_FOR_NIC = Param("switch", str, None, "scale-out switch part (default: one with the medium and port speed of "
+                        "'nic' or the platform's NIC, the most ports first)", part_kind="switch")
+_FABRIC_NODES = Param("nodes", int, 4, "number of servers: any up to what the switches join (non-blocking: k/2 NIC "
+                      "ports per leaf, k²/2 in two tiers, k³/4 in three; a partial last unit takes the rest)",
+                      minimum=1, maximum=1_000_000)
 _TIERS = Param("tiers", int, 0, "switch tiers: 2, 3, or 0 for the fewest that fit", minimum=0, maximum=3)
 _OVERSUB = Param("oversubscription", float, 1.0, "leaf downlinks per uplink (1 = non-blocking)", minimum=1.0,
                  maximum=64.0)
@@ -113,7 +116,12 @@ def _fabric_switch(p: dict, catalog: Catalog, template: str) -> tuple:
     if p["tiers"] == 1:
         raise TopologyError(f"{template}: parameter 'tiers' must be 2 or 3 (or 0 to choose), got 1")
     switch = catalog[p["switch"]]
-    medium = common_medium(catalog, catalog[nic], switch, ("infiniband", "ethernet", "efa"))
+    try:
+        medium = common_medium(catalog, catalog[nic], switch, ("infiniband", "ethernet", "efa"))
+    except TopologyError as exc:
+        fitting = [n.id for n in catalog.of_kind("nic") if set(network_media(catalog, n)) & set(switch.media)]
+        hint = f"; NICs it takes: {', '.join(fitting)} (parameter 'nic')" if fitting else ""
+        raise TopologyError(f"{template}: {exc}{hint}") from None
     return gpu, gpus, nic, nics, switch, medium
 
 
@@ -339,11 +347,28 @@ def _tier_size(uplinks: int, needed: int) -> int:
 # --- plain fat tree -----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class _LeafBlocks:
+    """Servers on leaves: blocks of `leaves` leaves and up to `servers` servers, NIC n of each
+    server on leaf n·leaves/nics of its block, so a full block fills every leaf's downlinks (one
+    leaf when a server's NICs divide them: 4 DGX on a 32-down leaf; 5 on 2 leaves of 20 down).
+    `units`: the servers in full blocks and a partial last one."""
+
+    leaves: int
+    units: Units
+    up: int  # uplinks of a full block's leaf
+    up_partial: int  # of the partial block's leaves
+
+    @property
+    def count(self) -> int:
+        return self.units.count * self.leaves
+
+
+@dataclass(frozen=True)
 class _Pods:
-    """Three tiers: `pods` full pods of `per_pod` leaves under `spines` pod spines (each taking
+    """Three tiers: `pods` full pods of `per_pod` leaf blocks under `spines` pod spines (each taking
     `lanes` links from every leaf, with `spine_up` uplinks), pod spine j of every pod under the
-    `cores` cores of core group j; where the leaves do not divide, a last pod of `last_leaves`
-    full leaves and the partial leaf, its spines with `last_down` downlinks."""
+    `cores` cores of core group j; where the blocks do not divide, a last pod of `last_blocks`
+    full blocks and the partial one, its spines with `last_down` downlinks."""
 
     per_pod: int
     pods: int
@@ -351,110 +376,125 @@ class _Pods:
     lanes: int
     spine_up: int
     cores: int
-    last_leaves: int
+    last_blocks: int
     last_down: int
 
 
-def _fat_tree_pods(leaves: Units, up: int, up_partial: int, ports: int) -> _Pods | None:
-    """Pods of the leaves: all alike when the leaves divide into pods (the largest that fit), else
-    full pods of k/2 leaves and a last one. None: the leaves do not fit three tiers."""
-    half = ports // 2
-    options = []
-    if not leaves.rest:
-        options.append(even_split(leaves.full, half))
-    per_pod = min(half, leaves.full)
-    options.append(Units(per_pod, *divmod(leaves.full, per_pod)))
+def _fat_tree_pods(blocks: _LeafBlocks, ports: int) -> _Pods | None:
+    """Pods of the leaf blocks: all alike when the blocks divide into pods (the largest that fit),
+    else full pods of k/2 leaves and a last one. None: the leaves do not fit three tiers."""
+    half, units, up = ports // 2, blocks.units, blocks.up
+    most = half // blocks.leaves
+    if most < 1:
+        return None
+    options = [even_split(units.full, most)] if not units.rest else []
+    per_pod = min(most, units.full)
+    options.append(Units(per_pod, *divmod(units.full, per_pod)))
     for pods in options:
-        per_pod, full_pods, last_leaves = pods.size, pods.full, pods.rest
-        last = bool(last_leaves or leaves.rest)
-        spines = _tier_size(up, math.ceil(per_pod * up / half))
+        per_pod, full_pods, last_blocks = pods.size, pods.full, pods.rest
+        last = bool(last_blocks or units.rest)
+        spines = _tier_size(up, math.ceil(per_pod * blocks.leaves * up / half))
         lanes = up // spines
-        spine_down = per_pod * lanes
+        spine_down = per_pod * blocks.leaves * lanes
         spine_up = min(spine_down, ports - spine_down)
-        partial_lanes = max(1, ceil_div(up_partial, spines)) if leaves.rest else 0
-        last_down = last_leaves * lanes + partial_lanes
+        partial_lanes = max(1, ceil_div(blocks.up_partial, spines)) if units.rest else 0
+        last_down = (last_blocks * lanes + partial_lanes) * blocks.leaves
         cores = next((c for c in _divisors(spine_up) if full_pods * (spine_up // c)
                       + (ceil_div(last_down, c) if last else 0) <= ports), None)
         if cores is not None:
-            return _Pods(per_pod, full_pods, spines, lanes, spine_up, cores, last_leaves, last_down)
+            return _Pods(per_pod, full_pods, spines, lanes, spine_up, cores, last_blocks, last_down)
     return None
+
+
+def _leaf_blocks(nodes: int, nics: int, ports: int, oversub: float) -> list[_LeafBlocks]:
+    """The ways to put the servers on leaves, best first: blocks all alike where the servers divide
+    into blocks at least half full, then full blocks and a partial one."""
+    down = leaf_downlinks(ports, oversub)
+    shared = math.gcd(nics, down)
+    leaves, most = nics // shared, down // shared
+    plans = []
+    for units in (even_split(nodes, most, least=ceil_div(most, 2)), split(nodes, most)):
+        if units is None or any(plan.units == units for plan in plans):
+            continue
+        # Uplinks per leaf at the oversubscription, within the ports the downlinks leave.
+        full_down, partial_down = units.size * nics // leaves, units.rest * nics // leaves
+        up = min(math.ceil(full_down / oversub), ports - full_down)
+        plans.append(_LeafBlocks(leaves, units, up, min(up, math.ceil(partial_down / oversub))))
+    return plans
 
 
 def _build_fat_tree(p: dict, catalog: Catalog) -> Design:
     gpu, gpus, nic, nics, switch, medium = _fabric_switch(p, catalog, "fat-tree")
     ports, oversub, nodes = int(switch.number("ports")), p["oversubscription"], p["nodes"]
-    most = leaf_downlinks(ports, oversub) // nics
-    if most < 1:
-        raise TopologyError(f"fat-tree: {switch.name} has too few ports for {nics} NICs per server")
-    # Leaves all alike where the servers divide into leaves at least half full; else full leaves
-    # and a partial one.
-    plans = [plan for plan in (even_split(nodes, most, least=ceil_div(most, 2)), split(nodes, most)) if plan]
+    if leaf_downlinks(ports, oversub) < 1:
+        raise TopologyError(f"fat-tree: {switch.name} has too few ports for a leaf at {oversub:g}:1")
     check_size("fat-tree", nodes * nics, ports, oversub, p["tiers"] or 3)
+    plans = _leaf_blocks(nodes, nics, ports, oversub)
     for tiers in (p["tiers"],) if p["tiers"] else (2, 3):
-        for leaves in plans:
-            up = min(math.ceil(leaves.size * nics / oversub), ports - leaves.size * nics)
-            up_partial = min(up, math.ceil(leaves.rest * nics / oversub))
+        for blocks in plans:
             if tiers == 2:
-                spines = _two_tier_spines(leaves.full, up, 1 if leaves.rest else 0, up_partial, ports)
-                if spines is not None:
-                    return _fat_tree(p, catalog, gpu, gpus, nics, switch.id, medium, leaves, up, up_partial, spines)
+                top = _two_tier_spines(blocks.units.full * blocks.leaves, blocks.up,
+                                       blocks.leaves if blocks.units.rest else 0, blocks.up_partial, ports)
             else:
-                pods = _fat_tree_pods(leaves, up, up_partial, ports)
-                if pods is not None:
-                    return _fat_tree(p, catalog, gpu, gpus, nics, switch.id, medium, leaves, up, up_partial, pods)
-    most_nodes = (ports if tiers == 2 else ports * (ports // 2)) * most
-    raise TopologyError(f"fat-tree: at most {most_nodes:,} servers of {nics} NICs fit {TIER_WORDS[tiers]} tiers of "
-                        f"{ports}-port switches ({most} to a leaf); this design has {nodes:,}"
-                        + ("; use three tiers" if tiers == 2 else ""))
+                top = _fat_tree_pods(blocks, ports)
+            if top is not None:
+                return _fat_tree(p, catalog, gpu, gpus, nics, switch.id, medium, blocks, top)
+    raise TopologyError(f"fat-tree: {nodes:,} servers of {nics} NICs do not fit {TIER_WORDS[tiers]} tiers of "
+                        f"{ports}-port switches" + ("; use three tiers" if tiers == 2 else ""))
 
 
-def _fat_tree(p: dict, catalog: Catalog, gpu: str, gpus: int, nics: int, switch_id: str, medium: str, leaves: Units,
-              up: int, up_partial: int, top: int | _Pods) -> Design:
+def _fat_tree(p: dict, catalog: Catalog, gpu: str, gpus: int, nics: int, switch_id: str, medium: str,
+              blocks: _LeafBlocks, top: int | _Pods) -> Design:
     """Draws the fat tree: two tiers when `top` is the spine count, else pods (`_Pods`)."""
-    nodes, oversub = p["nodes"], p["oversubscription"]
+    nodes, oversub, units = p["nodes"], p["oversubscription"], blocks.units
     tiers = 2 if isinstance(top, int) else 3
+    shape = f"{units.full} leaves of {units.size} servers" + (f" and one of {units.rest}" if units.rest else "") \
+        if blocks.leaves == 1 else (f"{units.full} blocks of {units.size} servers on {blocks.leaves} leaves"
+                                    + (f" and one of {units.rest}" if units.rest else ""))
     design = new_design(p["name"] or f"Fat tree, {nodes * gpus:,} × {catalog[gpu].name}",
-                        f"{tiers}-tier fat tree of {catalog[switch_id].name}: {leaves.full} leaves of {leaves.size} "
-                        f"servers" + (f" and one of {leaves.rest}" if leaves.rest else "")
-                        + f", {oversub:g}:1 at the leaves.", "fat-tree", p)
+                        f"{tiers}-tier fat tree of {catalog[switch_id].name}: {shape}, {oversub:g}:1 at the leaves.",
+                        "fat-tree", p)
     b = Builder(design, catalog)
 
-    def leaf_block(group_id: str, prefix: str, count: int, size: int, parent: str | None, x: float = 0) -> str:
-        block = b.group(group_id, count, parent, name=f"{count} leaf blocks" if size == leaves.size
+    def leaf_block(group_id: str, prefix: str, count: int, size: int, parent: str | None, x: float = 0) -> list[str]:
+        block = b.group(group_id, count, parent, name=f"{count} leaf blocks" if size == units.size
                         else f"Partial leaf block of {size} servers", x=x) \
-            if count > 1 or size != leaves.size else parent
-        leaf = b.item(f"{prefix}leaf", "switch", switch_id, block, name="Leaf")
+            if count > 1 or size != units.size else parent
+        leaves = [b.item(f"{prefix}leaf" if blocks.leaves == 1 else f"{prefix}leaf{n}", "switch", switch_id, block,
+                         name="Leaf" if blocks.leaves == 1 else f"Leaf {n}", x=80 * n) for n in range(blocks.leaves)]
         server = _racked_servers(b, p, block, prefix, size)
-        for nic_id in server["nics"]:
-            b.link(nic_id, leaf, medium)
-        return leaf
+        for n, nic_id in enumerate(server["nics"]):
+            b.link(nic_id, leaves[n * blocks.leaves // nics], medium)
+        return leaves
 
     if isinstance(top, int):
         spines = top
-        leaf = leaf_block("leafblock", "leafblock.", leaves.full, leaves.size, None)
+        leaves = leaf_block("leafblock", "leafblock.", units.full, units.size, None)
         group = b.group("spines", spines, None, name=f"{spines} spines", y=-200)
         spine = b.item("spines.sw", "switch", switch_id, group, name="Spine")
-        b.link(leaf, spine, medium, up // spines)
-        if leaves.rest:
-            partial = leaf_block("leafx", "leafx.", 1, leaves.rest, None, x=900)
-            b.link(partial, spine, medium, max(1, ceil_div(up_partial, spines)))
+        for leaf in leaves:
+            b.link(leaf, spine, medium, blocks.up // spines)
+        if units.rest:
+            for leaf in leaf_block("leafx", "leafx.", 1, units.rest, None, x=900):
+                b.link(leaf, spine, medium, max(1, ceil_div(blocks.up_partial, spines)))
         return design
     # Three tiers (k-ary fat tree): pods of leaves, pod spine j of every pod under core group j.
     pods = top
-    last = bool(pods.last_leaves or leaves.rest)
     pod_groups = []
     if pods.pods:
         pod = b.group("pod", pods.pods, None, name=f"{pods.pods} pods")
-        pod_groups.append((pod, [(leaf_block("pod.leafblock", "pod.", pods.per_pod, leaves.size, pod), pods.lanes)],
-                           pods.spine_up))
-    if last:
-        pod = b.group("podx", 1, None, name=f"Last pod of {pods.last_leaves + (1 if leaves.rest else 0)} leaves",
+        leaves = leaf_block("pod.leafblock", "pod.", pods.per_pod, units.size, pod)
+        pod_groups.append((pod, [(leaf, pods.lanes) for leaf in leaves], pods.spine_up))
+    if pods.last_blocks or units.rest:
+        pod = b.group("podx", 1, None, name=f"Last pod of {pods.last_blocks + (1 if units.rest else 0)} leaf blocks",
                       x=1200)
-        ends = [(leaf_block("podx.leafblock", "podx.", pods.last_leaves, leaves.size, pod), pods.lanes)] \
-            if pods.last_leaves else []
-        if leaves.rest:
-            ends.append((leaf_block("podx.leafx", "podx.leafx.", 1, leaves.rest, pod, x=900),
-                         pods.last_down - pods.last_leaves * pods.lanes))
+        ends = []
+        if pods.last_blocks:
+            ends += [(leaf, pods.lanes) for leaf in leaf_block("podx.leafblock", "podx.", pods.last_blocks, units.size,
+                                                               pod)]
+        if units.rest:
+            lanes = max(1, ceil_div(blocks.up_partial, pods.spines))
+            ends += [(leaf, lanes) for leaf in leaf_block("podx.leafx", "podx.leafx.", 1, units.rest, pod, x=900)]
         pod_groups.append((pod, ends, pods.last_down))
     for j in range(pods.spines):
         spines = []
@@ -701,13 +741,13 @@ def _register(name, summary, params, build):
 _register("server", "one server platform with its accelerators, NICs and scale-up fabric",
           [_PLATFORM_FOR_GPU, _GPU, _GPN, _NIC, _NPN, _NAME], _build_server)
 _register("rail-fat-tree", "NVIDIA SuperPOD-style scalable units: GPU i of every server on leaf i, leaves to spines",
-          [_PLATFORM_FOR_GPU, _GPU, _NODES, _GPN, _NIC, _NPN, _SWITCH_FOR_NIC, _OVERSUB,
+          [_PLATFORM_FOR_GPU, _GPU, _FABRIC_NODES, _GPN, _NIC, _NPN, _SWITCH_FOR_NIC, _OVERSUB,
            Param("nodes_per_su", int, 0, "servers per scalable unit (0: as many as a leaf's downlinks, k/2 of "
                  "k ports when non-blocking; the last unit takes the rest)", minimum=0, maximum=4096),
            _TIERS, _RACK, _PER_RACK, _NAME], _build_rail_fat_tree)
 _register("fat-tree", "leaf–spine (2 tiers) or leaf–spine–core (3 tiers) fat tree, any oversubscription",
-          [_PLATFORM_FOR_GPU, _GPU, _NODES, _GPN, _NIC, _NPN, _SWITCH_FOR_NIC, _OVERSUB, _TIERS, _RACK, _PER_RACK,
-           _NAME], _build_fat_tree)
+          [_PLATFORM_FOR_GPU, _GPU, _FABRIC_NODES, _GPN, _NIC, _NPN, _SWITCH_FOR_NIC, _OVERSUB, _TIERS, _RACK,
+           _PER_RACK, _NAME], _build_fat_tree)
 _register("torus", "2D/3D torus or mesh of accelerators, optionally built from blocks joined by circuit switches",
           [Param("platform", str, "tpu-v4-host", "host platform", part_kind="server"), _GPU,
            Param("dims", str, "4x4x4", "torus size per dimension, e.g. 16x16x16"),

@@ -75,11 +75,11 @@ def even_split(count: int, most: int, least: int = 1) -> Units | None:
 # --- defaults that follow the parts named ---------------------------------------------------------------
 
 def platform_for(catalog: Catalog, gpu: str | None) -> str:
-    """The server platform for an accelerator: the first whose default it is, else the first whose
-    scale-up fabric it speaks; without an accelerator, DGX H100."""
+    """The server platform for an accelerator: the first by id whose default it is (DGX before
+    HGX), else the first whose scale-up fabric it speaks; without an accelerator, DGX H100."""
     if gpu is None:
         return DEFAULT_PLATFORM
-    servers = catalog.of_kind("server")
+    servers = sorted(catalog.of_kind("server"), key=lambda s: s.id)
     chosen = next((s for s in servers if s.get("default_accelerator") == gpu), None) or next(
         (s for s in servers if s.number("accelerator_slots") > 0 and fits_platform(catalog, catalog[gpu], s)), None)
     if chosen is None:
