@@ -186,7 +186,8 @@ def test_the_defaults_without_parts_named_are_dgx_h100_on_qm9700(catalog):
 @pytest.mark.parametrize("params,message", [
     ({"nic": "efa-v2"}, re.escape("no switch in the catalogue has 100 Gb/s ports of efa or eth-100g (the network of "
                                   "'efa-v2'); set parameter 'switch'")),
-    ({"gpu": "tpu-v4"}, "platform 'tpu-v4-host' has no default NIC, so no switch follows from it"),
+    ({"gpu": "tpu-v4"}, re.escape("platform 'tpu-v4-host' has no default NIC; set parameter 'nic' (the switch "
+                                  "follows from it)")),
     ({"switch": "sn5600-400g"}, "NVIDIA ConnectX-7 NDR .* share no link medium .*; NICs it takes: .*cx7-400gbe.* "
                                 "\\(parameter 'nic'\\)"),
     ({"tiers": 1}, re.escape("parameter 'tiers' must be 2 or 3 (or 0 to choose), got 1")),

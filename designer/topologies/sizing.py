@@ -116,8 +116,8 @@ def follow_parts(p: dict, catalog: Catalog) -> None:
     if "switch" in p and p["switch"] is None:
         nic = p.get("nic") or catalog[p["platform"]].get("default_nic")
         if nic is None:
-            raise TopologyError(f"platform '{p['platform']}' has no default NIC, so no switch follows from it; "
-                                "set parameter 'nic' or 'switch'")
+            raise TopologyError(f"platform '{p['platform']}' has no default NIC; set parameter 'nic' (the switch "
+                                "follows from it)")
         p["switch"] = switch_for(catalog, nic)
 
 
