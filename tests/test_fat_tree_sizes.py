@@ -131,8 +131,9 @@ def test_engine_counts_a_partial_leaf_and_pod_as_a_hand_count(catalog):
 
 
 def test_every_unit_alike_where_the_count_divides(catalog):
-    # 12,800 servers... of 4 NICs: 400 units of 32, no partial unit.
-    design = generate("rail-fat-tree", catalog, nodes=6400, nics_per_node=4)
+    # The 12,800 servers of 4 NICs: 400 units of 32 in blocks alike, no partial unit or block.
+    design = generate("rail-fat-tree", catalog, nodes=12_800, nics_per_node=4)
+    check_design(design, catalog, 12_800, nics=4)
     assert not [i for i in design.items.values() if "Partial" in i.name or i.id.startswith("blkx")]
 
 

@@ -80,6 +80,10 @@ def _servers_per_rack(p: dict, catalog: Catalog, nodes: int) -> int:
     return max(d for d in range(1, min(fit, nodes) + 1) if nodes % d == 0)
 
 
+def _servers(count: int) -> str:
+    return f"{count} server" if count == 1 else f"{count} servers"
+
+
 def _racked_servers(b: Builder, p: dict, parent: str | None, prefix: str, nodes: int, y: float = 320) -> dict:
     """`nodes` servers in identical racks under `parent`; returns the drawn server's ids."""
     catalog = b.catalog
@@ -175,7 +179,7 @@ def _build_rail_fat_tree(p: dict, catalog: Catalog) -> Design:
 
     def unit(group_id: str, count: int, size: int, x: float) -> list[str]:
         parent = b.group(group_id, count, None, name=f"{count} scalable units" if count > 1
-                         else f"Partial unit of {size} servers", x=x) if count > 1 or group_id != "su" else None
+                         else f"Partial unit of {_servers(size)}", x=x) if count > 1 or group_id != "su" else None
         server = _racked_servers(b, p, parent, f"{group_id}.", size)
         leaves = []
         for r in range(nics):
@@ -294,7 +298,7 @@ def _rail_pod_tree(b: Builder, p: dict, units: Units, nics: int, pods: _RailPods
         drawn = []
         for group_id, count, size, lanes in unit_groups:
             unit = b.group(group_id, count, parent, name=f"{count} scalable units" if size == units.size
-                           else f"Partial unit of {size} servers", x=20 if group_id.endswith("su") else 900,
+                           else f"Partial unit of {_servers(size)}", x=20 if group_id.endswith("su") else 900,
                            y=100 + 60 * nics) if count > 1 or size != units.size else parent
             drawn.append((unit, _racked_servers(b, p, unit, f"{group_id}.", size), lanes, group_id))
         return drawn
@@ -458,7 +462,7 @@ def _fat_tree(p: dict, catalog: Catalog, gpu: str, gpus: int, nics: int, switch_
 
     def leaf_block(group_id: str, prefix: str, count: int, size: int, parent: str | None, x: float = 0) -> list[str]:
         block = b.group(group_id, count, parent, name=f"{count} leaf blocks" if size == units.size
-                        else f"Partial leaf block of {size} servers", x=x) \
+                        else f"Partial leaf block of {_servers(size)}", x=x) \
             if count > 1 or size != units.size else parent
         leaves = [b.item(f"{prefix}leaf" if blocks.leaves == 1 else f"{prefix}leaf{n}", "switch", switch_id, block,
                          name="Leaf" if blocks.leaves == 1 else f"Leaf {n}", x=80 * n) for n in range(blocks.leaves)]
