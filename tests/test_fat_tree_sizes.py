@@ -212,3 +212,17 @@ def test_templates_listing_says_what_each_default_follows_from(capsys):
     assert "default: one with the medium and port speed of 'nic' or the platform's NIC" in rail
     assert "as many as a leaf's downlinks" in rail and "0 for the fewest that fit" in rail
     assert "k²/2 in two tiers, k³/4 in three" in rail
+
+
+@pytest.mark.parametrize("template,most,message", [
+    # 3 rails: 21 blocks' pods (63 of a core's 64 ports) of 32 units of 32.
+    ("rail-fat-tree", 21 * 32 * 32, "at most 21,504 servers fit three tiers of 64-port switches in scalable units of "
+                                    "32 with 3 rails"),
+    # 3 NICs a server: blocks of 32 servers on 3 leaves, 10 blocks (30 leaves) to a pod, 64 pods.
+    ("fat-tree", 64 * 10 * 32, "at most 20,480 servers of 3 NICs fit three tiers of 64-port switches in blocks of 32 "
+                               "on 3 leaves"),
+])
+def test_nic_counts_that_do_not_divide_the_radix_are_refused_at_what_fits(catalog, template, most, message):
+    check_design(generate(template, catalog, nodes=most, nics_per_node=3), catalog, most, nics=3)
+    with pytest.raises(TopologyError, match=re.escape(f"{template}: {message}; this design has {most + 1:,}")):
+        generate(template, catalog, nodes=most + 1, nics_per_node=3)

@@ -172,9 +172,10 @@ def _build_rail_fat_tree(p: dict, catalog: Catalog) -> Design:
             pods = _rail_pods(units, nics, up, up_partial, ports)
             if pods is None:
                 most = max(ports if 2 * nics <= ports else 0, ports // nics * (ports // 2)) * per_su
+                larger = "; raise 'nodes_per_su'" if per_su < leaf_downlinks(ports, oversub) else ""
                 raise TopologyError(f"rail-fat-tree: at most {most:,} servers fit three tiers of {ports}-port switches "
-                                    f"in scalable units of {per_su} with {nics} rails; this design has {nodes:,}; "
-                                    "raise 'nodes_per_su'") from None
+                                    f"in scalable units of {per_su} with {nics} rails; this design has {nodes:,}"
+                                    f"{larger}") from None
             return _rail_pod_tree(b, p, units, nics, pods, switch.id, medium)
 
     def unit(group_id: str, count: int, size: int, x: float) -> list[str]:
@@ -443,8 +444,13 @@ def _build_fat_tree(p: dict, catalog: Catalog) -> Design:
                 top = _fat_tree_pods(blocks, ports)
             if top is not None:
                 return _fat_tree(p, catalog, gpu, gpus, nics, switch.id, medium, blocks, top)
-    raise TopologyError(f"fat-tree: {nodes:,} servers of {nics} NICs do not fit {TIER_WORDS[tiers]} tiers of "
-                        f"{ports}-port switches" + ("; use three tiers" if tiers == 2 else ""))
+    # Leaf blocks whose leaves do not divide a spine's ports leave a few of them unused.
+    block = plans[-1]
+    per_top = ports // block.leaves if tiers == 2 else ports * (ports // 2 // block.leaves)
+    raise TopologyError(f"fat-tree: at most {per_top * block.units.size:,} servers of {nics} NICs fit "
+                        f"{TIER_WORDS[tiers]} tiers of {ports}-port switches in blocks of {block.units.size} on "
+                        f"{block.leaves} leaves; this design has {nodes:,}"
+                        + ("; use three tiers" if tiers == 2 else ""))
 
 
 def _fat_tree(p: dict, catalog: Catalog, gpu: str, gpus: int, nics: int, switch_id: str, medium: str,
