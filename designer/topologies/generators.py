@@ -506,17 +506,18 @@ def _fat_tree(p: dict, catalog: Catalog, gpu: str, gpus: int, nics: int, switch_
             lanes = max(1, ceil_div(blocks.up_partial, pods.spines))
             ends += [(leaf, lanes) for leaf in leaf_block("podx.leafx", "podx.leafx.", 1, units.rest, pod, x=900)]
         pod_groups.append((pod, ends, pods.last_down))
-    for j in range(pods.spines):
-        spines = []
-        for pod, ends, spine_up in pod_groups:
-            spine = b.item(f"{pod}.spine{j}", "switch", switch_id, pod, name=f"Pod spine {j}", x=80 * j, y=-150)
-            for leaf, lanes in ends:
-                b.link(leaf, spine, medium, lanes)
-            spines.append((spine, spine_up))
-        group = b.group(f"core{j}", pods.cores, None, name=f"Core group {j}", x=80 * j, y=-300)
-        core = b.item(f"core{j}.sw", "switch", switch_id, group, name=f"Core {j}")
-        for spine, spine_up in spines:
-            b.link(spine, core, medium, ceil_div(spine_up, pods.cores))
+    # Pod spine j and core group j are copy j of two groups of `spines` copies, joined copy to copy
+    # (`match`): drawn once however many spines a pod has.
+    spines = pods.spines
+    planes = b.group("core", spines, None, name=f"{spines} core groups", y=-300) if spines > 1 else None
+    cores = b.group("core.group", pods.cores, planes, name=f"Core group of {pods.cores}", x=20, y=40)
+    core = b.item("core.sw", "switch", switch_id, cores, name="Core")
+    for pod, ends, spine_up in pod_groups:
+        group = b.group(f"{pod}.spines", spines, pod, name=f"{spines} pod spines", y=-150) if spines > 1 else pod
+        spine = b.item(f"{pod}.spine", "switch", switch_id, group, name="Pod spine")
+        for leaf, lanes in ends:
+            b.link(leaf, spine, medium, lanes)
+        b.link(spine, core, medium, ceil_div(spine_up, pods.cores), match=(group, planes) if planes else None)
     return design
 
 
