@@ -226,3 +226,13 @@ def test_nic_counts_that_do_not_divide_the_radix_are_refused_at_what_fits(catalo
     check_design(generate(template, catalog, nodes=most, nics_per_node=3), catalog, most, nics=3)
     with pytest.raises(TopologyError, match=re.escape(f"{template}: {message}; this design has {most + 1:,}")):
         generate(template, catalog, nodes=most + 1, nics_per_node=3)
+
+
+def test_the_issue_commands_on_the_command_line(tmp_path, capsys):
+    path = tmp_path / "big.cluster.json"
+    assert main(["new", "--template", "rail-fat-tree", "--set", "nodes=2500", "-o", str(path)]) == 0
+    assert "20,000 × NVIDIA H100" in capsys.readouterr().out and path.stat().st_size < 100_000
+    assert main(["new", "--template", "rail-fat-tree", "--set", "nodes=9216", "-o", str(tmp_path / "no.json")]) == 2
+    assert "65,536 ports is the most a three-tier fabric of 64-port switches can join; this design needs 73,728" \
+        in capsys.readouterr().err
+    assert not (tmp_path / "no.json").exists()
