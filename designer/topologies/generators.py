@@ -110,7 +110,7 @@ def _build_server(p: dict, catalog: Catalog) -> Design:
 
 # --- rail-optimized fat tree ------------------------------------------------------------------
 
-def _fabric_switch(p: dict, catalog: Catalog, template: str) -> tuple:
+def _fabric_parts(p: dict, catalog: Catalog, template: str) -> tuple:
     """The parts that follow from the named ones, then (gpu, gpus, nic, nics, switch part, medium)."""
     follow_parts(p, catalog)
     gpu, gpus, nic, nics = _platform_values(p, catalog)
@@ -139,7 +139,7 @@ def _two_tier_spines(full_leaves: int, up: int, partial_leaves: int, up_partial:
 
 
 def _build_rail_fat_tree(p: dict, catalog: Catalog) -> Design:
-    gpu, gpus, nic, nics, switch, medium = _fabric_switch(p, catalog, "rail-fat-tree")
+    gpu, gpus, nic, nics, switch, medium = _fabric_parts(p, catalog, "rail-fat-tree")
     ports, oversub, nodes = int(switch.number("ports")), p["oversubscription"], p["nodes"]
     units = split(nodes, p["nodes_per_su"] or leaf_downlinks(ports, oversub))
     per_su, sus, remainder = units.size, units.full, units.rest
@@ -429,7 +429,7 @@ def _leaf_blocks(nodes: int, nics: int, ports: int, oversub: float) -> list[_Lea
 
 
 def _build_fat_tree(p: dict, catalog: Catalog) -> Design:
-    gpu, gpus, nic, nics, switch, medium = _fabric_switch(p, catalog, "fat-tree")
+    gpu, gpus, nic, nics, switch, medium = _fabric_parts(p, catalog, "fat-tree")
     ports, oversub, nodes = int(switch.number("ports")), p["oversubscription"], p["nodes"]
     if leaf_downlinks(ports, oversub) < 1:
         raise TopologyError(f"fat-tree: {switch.name} has too few ports for a leaf at {oversub:g}:1")

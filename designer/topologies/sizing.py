@@ -42,7 +42,7 @@ def check_size(template: str, needed: int, ports: int, oversubscription: float, 
 
 @dataclass(frozen=True)
 class Units:
-    """Servers split into `full` units of `size` and, where the count does not divide, one
+    """Servers (or leaf blocks, units) in `full` units of `size` and, where the count does not divide, one
     partial unit of `rest` (0: none)."""
 
     size: int
@@ -52,10 +52,6 @@ class Units:
     @property
     def count(self) -> int:
         return self.full + (1 if self.rest else 0)
-
-    @property
-    def total(self) -> int:
-        return self.full * self.size + self.rest
 
 
 def split(count: int, most: int) -> Units:
