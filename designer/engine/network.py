@@ -625,7 +625,9 @@ def network_summary(fabric: Fabric) -> dict:
             continue
         if b.accelerators < max(1, g) or b.item is None:
             continue
-        n_copies = fabric.total_accelerators // max(1, b.accelerators)
+        # Copies of this size the cluster's accelerators make, a partial last copy (a partial
+        # scalable unit or pod beside the full ones) as its share.
+        n_copies = fabric.total_accelerators / max(1, b.accelerators)
         if n_copies < 2:
             continue
         value = n_copies / 2 * b.cap_raw

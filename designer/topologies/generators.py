@@ -4,12 +4,15 @@ parts, replicated with groups so that a 10,000-GPU cluster stays a few dozen dra
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from designer.model.catalog import MAX_ACCELERATOR_SLOTS, MAX_SERVER_NICS, Catalog
 from designer.model.design import MAX_TOTAL_COPIES, Design
 from designer.model.layout import tidy_in_place
 from designer.model.lint import ports_used
 from designer.topologies.base import Builder, Generator, Param, TopologyError, common_medium, new_design
+from designer.topologies.sizing import (TIER_WORDS, Units, ceil_div, check_size, even_split, follow_parts,
+                                        leaf_downlinks, network_media, split)
 
 # A torus block is drawn chip by chip: 32×32×32 chips (41,000 items, 98,000 links) is the largest
 # that evaluates within the work budget (designer.engine.budget).
@@ -23,6 +26,15 @@ _NIC = Param("nic", str, None, "NIC part (default: the platform's)", part_kind="
 _NPN = Param("nics_per_node", int, None, "scale-out NICs per server (default: the platform's)", minimum=0,
              maximum=MAX_SERVER_NICS)
 _SWITCH = Param("switch", str, "qm9700", "scale-out switch part", part_kind="switch")
+# Defaults that follow the parts named (designer.topologies.sizing.follow_parts).
+_PLATFORM_FOR_GPU = Param("platform", str, None, "server platform part (default: the first that carries 'gpu'; "
+                          "without 'gpu', dgx-h100)", part_kind="server")
+_SWITCH_FOR_NIC = Param("switch", str, None, "scale-out switch part (default: one with the medium and port speed of "
+                        "'nic' or the platform's NIC, the most ports first)", part_kind="switch")
+_FABRIC_NODES = Param("nodes", int, 4, "number of servers: any up to what the switches join (non-blocking: k/2 NIC "
+                      "ports per leaf, k²/2 in two tiers, k³/4 in three; a partial last unit takes the rest)",
+                      minimum=1, maximum=1_000_000)
+_TIERS = Param("tiers", int, 0, "switch tiers: 2, 3, or 0 for the fewest that fit", minimum=0, maximum=3)
 _OVERSUB = Param("oversubscription", float, 1.0, "leaf downlinks per uplink (1 = non-blocking)", minimum=1.0,
                  maximum=64.0)
 _RACK = Param("rack", str, "rack-48u", "rack part the servers go in", part_kind="rack")
@@ -68,6 +80,10 @@ def _servers_per_rack(p: dict, catalog: Catalog, nodes: int) -> int:
     return max(d for d in range(1, min(fit, nodes) + 1) if nodes % d == 0)
 
 
+def _servers(count: int) -> str:
+    return f"{count} server" if count == 1 else f"{count} servers"
+
+
 def _racked_servers(b: Builder, p: dict, parent: str | None, prefix: str, nodes: int, y: float = 320) -> dict:
     """`nodes` servers in identical racks under `parent`; returns the drawn server's ids."""
     catalog = b.catalog
@@ -84,6 +100,7 @@ def _racked_servers(b: Builder, p: dict, parent: str | None, prefix: str, nodes:
 # --- server ---------------------------------------------------------------------------------
 
 def _build_server(p: dict, catalog: Catalog) -> Design:
+    follow_parts(p, catalog)
     design = new_design(p["name"] or catalog[p["platform"]].name, f"One {catalog[p['platform']].name}.", "server", p)
     b = Builder(design, catalog)
     gpu, gpus, nic, nics = _platform_values(p, catalog)
@@ -93,40 +110,77 @@ def _build_server(p: dict, catalog: Catalog) -> Design:
 
 # --- rail-optimized fat tree ------------------------------------------------------------------
 
-def _build_rail_fat_tree(p: dict, catalog: Catalog) -> Design:
+def _fabric_parts(p: dict, catalog: Catalog, template: str) -> tuple:
+    """The parts that follow from the named ones, then (gpu, gpus, nic, nics, switch part, medium)."""
+    follow_parts(p, catalog)
     gpu, gpus, nic, nics = _platform_values(p, catalog)
     if not nics:
-        raise TopologyError("rail-fat-tree: parameter 'nics_per_node' must be at least 1 (one rail per NIC)")
+        raise TopologyError(f"{template}: parameter 'nics_per_node' must be at least 1 (one "
+                            f"{'rail' if template == 'rail-fat-tree' else 'leaf port'} per NIC)")
+    if p["tiers"] == 1:
+        raise TopologyError(f"{template}: parameter 'tiers' must be 2 or 3 (or 0 to choose), got 1")
     switch = catalog[p["switch"]]
-    nodes, per_su = p["nodes"], p["nodes_per_su"] or min(p["nodes"], 32)
-    sus, remainder = divmod(nodes, per_su)
-    ports, oversub = int(switch.number("ports")), p["oversubscription"]
+    try:
+        medium = common_medium(catalog, catalog[nic], switch, ("infiniband", "ethernet", "efa"))
+    except TopologyError as exc:
+        fitting = [n.id for n in catalog.of_kind("nic") if set(network_media(catalog, n)) & set(switch.media)]
+        hint = f"; NICs it takes: {', '.join(fitting)} (parameter 'nic')" if fitting else ""
+        raise TopologyError(f"{template}: {exc}{hint}") from None
+    return gpu, gpus, nic, nics, switch, medium
+
+
+def _two_tier_spines(full_leaves: int, up: int, partial_leaves: int, up_partial: int, ports: int) -> int | None:
+    """Spines above the leaves: the fewest that divide a leaf's uplinks evenly and have the ports
+    for every leaf's share (a partial unit's leaves send at least one link to each); None: none do."""
+    for spines in _divisors(up):
+        if full_leaves * (up // spines) + partial_leaves * max(1, ceil_div(up_partial, spines)) <= ports:
+            return spines
+    return None
+
+
+def _build_rail_fat_tree(p: dict, catalog: Catalog) -> Design:
+    gpu, gpus, nic, nics, switch, medium = _fabric_parts(p, catalog, "rail-fat-tree")
+    ports, oversub, nodes = int(switch.number("ports")), p["oversubscription"], p["nodes"]
+    units = split(nodes, p["nodes_per_su"] or leaf_downlinks(ports, oversub))
+    per_su, sus, remainder = units.size, units.full, units.rest
     up = math.ceil(per_su / oversub)
     if per_su + up > ports:
         raise TopologyError(f"rail-fat-tree: parameter 'nodes_per_su' ({per_su}) is too large for {switch.name}: "
                             f"a leaf needs {per_su} downlinks + {up} uplinks but has {ports} ports")
+    # A partial unit's leaves carry as many uplinks as its servers need (at the same oversubscription).
+    up_partial = math.ceil(remainder / oversub)
+    partial_leaves = nics if remainder else 0
+    two_tier = _two_tier_spines(sus * nics, up, partial_leaves, up_partial, ports)
+    tiers = p["tiers"] or (2 if two_tier else 3)
+    check_size("rail-fat-tree", nodes * nics, ports, oversub, tiers)
+    if tiers == 2 and two_tier is None:
+        raise TopologyError(f"rail-fat-tree: {units.count} scalable units of {nics} rail leaves each are more than "
+                            f"{ports}-port spines can join in two tiers (at most {ports // nics}); use three tiers "
+                            "or larger 'nodes_per_su'")
     total = nodes * gpus
-    units = sus + (1 if remainder else 0)
     description = (f"{sus} scalable units of {per_su} {catalog[p['platform']].name}"
                    + (f" and one partial unit of {remainder}" if remainder else "")
                    + f"; GPU i of every server on leaf i of its unit; {oversub:g}:1 at the leaves.")
     design = new_design(p["name"] or f"Rail-optimized fat tree, {total:,} × {catalog[gpu].name}",
                         description, "rail-fat-tree", p)
     b = Builder(design, catalog)
-    nic_part = catalog[nic]
-    medium = common_medium(catalog, nic_part, switch, ("infiniband", "ethernet", "efa"))
-    two_tier_spines = math.ceil(units * nics * up / ports)
-    tiers = p["tiers"] or (2 if two_tier_spines <= up else 3)
-    if tiers == 3 and not remainder:
+    if tiers == 3:
         try:
-            _unit_core_sizes(sus, nics, up, ports)
+            unit_core = _unit_core_sizes(units.count, nics, up, ports)
         except TopologyError:
             # Too many units for every core to reach each one: rail-aligned pods (below).
-            return _rail_pod_tree(b, p, sus, per_su, nics, up, ports, switch.id, medium)
+            pods = _rail_pods(units, nics, up, up_partial, ports)
+            if pods is None:
+                most = max(ports if 2 * nics <= ports else 0, ports // nics * (ports // 2)) * per_su
+                larger = "; raise 'nodes_per_su'" if per_su < leaf_downlinks(ports, oversub) else ""
+                raise TopologyError(f"rail-fat-tree: at most {most:,} servers fit three tiers of {ports}-port switches "
+                                    f"in scalable units of {per_su} with {nics} rails; this design has {nodes:,}"
+                                    f"{larger}") from None
+            return _rail_pod_tree(b, p, units, nics, pods, switch.id, medium)
 
     def unit(group_id: str, count: int, size: int, x: float) -> list[str]:
         parent = b.group(group_id, count, None, name=f"{count} scalable units" if count > 1
-                         else f"Partial unit of {size} servers", x=x) if count > 1 or group_id != "su" else None
+                         else f"Partial unit of {_servers(size)}", x=x) if count > 1 or group_id != "su" else None
         server = _racked_servers(b, p, parent, f"{group_id}.", size)
         leaves = []
         for r in range(nics):
@@ -137,10 +191,8 @@ def _build_rail_fat_tree(p: dict, catalog: Catalog) -> Design:
 
     full = unit("su", sus, per_su, 0) if sus else []
     partial = unit("sux", 1, remainder, 900) if remainder else []
-    # A partial unit's leaves carry as many uplinks as its servers need (at the same oversubscription).
-    up_partial = math.ceil(remainder / oversub) if remainder else 0
     if tiers == 2:
-        spines = _tier_size(up, two_tier_spines)
+        spines = two_tier
         group = b.group("spines", spines, None, name=f"{spines} spines", y=-200)
         spine = b.item("spines.sw", "switch", switch.id, group, name="Spine")
         for leaf in full:
@@ -149,7 +201,7 @@ def _build_rail_fat_tree(p: dict, catalog: Catalog) -> Design:
             b.link(leaf, spine, medium, max(1, math.ceil(up_partial / spines)))
         return design
     # Three tiers: spines inside each unit, and core group g above spine g of every unit.
-    spines_per_su, spine_up, cores = _unit_core_sizes(units, nics, up, ports)
+    spines_per_su, spine_up, cores = unit_core
     for s in range(spines_per_su):
         group = b.group(f"core{s}", cores, None, name=f"Core group {s}", x=80 * s, y=-260)
         core = b.item(f"core{s}.sw", "switch", switch.id, group, name=f"Core {s}")
@@ -182,41 +234,88 @@ def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
-def _rail_pod_tree(b: Builder, p: dict, sus: int, per_su: int, nics: int, up: int, ports: int,
-                   switch_id: str, medium: str) -> Design:
-    """A three-tier rail-optimized Clos for more units than a core switch has ports.
+@dataclass(frozen=True)
+class _RailPods:
+    """Rail pods: leaf r of `pod_sus` neighbouring units is the pod of rail r of their block, with
+    `spines` spines, each taking `lanes` links from every leaf; spine j of every pod meets the
+    `cores` cores of core group j. `blocks` full blocks; a last block of `last_sus` full units
+    and the partial unit (if any) when the units do not divide, its spines with `last_down`
+    downlinks."""
 
-    Leaf r of `pod_sus` neighbouring units forms the pod of rail r with its own spines; spine j of
-    every pod meets core group j (the k-ary fat tree, with pods aligned to rails). Chooses the pod
-    size, spines per pod and cores per group that use the fewest switches without oversubscribing
-    the spine or core tier."""
-    best = None
-    for pod_sus in _divisors(sus):
-        for spines in _divisors(up):
-            down = pod_sus * (up // spines)
-            if 2 * down > ports:
-                continue
-            pods = nics * (sus // pod_sus)
-            cores = next((c for c in _divisors(down) if pods * (down // c) <= ports), None)
-            if cores is None:
-                continue
-            switches = pods * spines + spines * cores
-            key = (switches, nics * spines + 2 * spines)
-            if best is None or key < best[0]:
-                best = (key, pod_sus, spines, cores, down)
-    if best is None:
-        raise TopologyError(f"rail-fat-tree: {sus} scalable units of {per_su} do not fit a three-tier fabric of "
-                            f"{ports}-port switches; use a switch with more ports, other 'nodes_per_su' "
-                            "or oversubscription")
-    _, pod_sus, spines, cores, down = best
-    blocks = sus // pod_sus
+    pod_sus: int
+    spines: int
+    cores: int
+    lanes: int
+    blocks: int
+    last_sus: int
+    last_down: int
+
+    @property
+    def down(self) -> int:
+        return self.pod_sus * self.lanes
+
+
+def _rail_pods(units: Units, nics: int, up: int, up_partial: int, ports: int) -> _RailPods | None:
+    """The pod size, spines per pod and cores per group with the fewest switches that oversubscribe
+    neither the spine nor the core tier: blocks all alike when the units divide into such blocks,
+    else full blocks and a last one. None: the units do not fit three tiers."""
+    even = _divisors(units.full) if not units.rest else []
+    for sizes in (even, range(1, min(units.count, ports // 2) + 1)):
+        best = None
+        for pod_sus in sizes:
+            blocks, last_sus = divmod(units.full, pod_sus)
+            last = bool(last_sus or units.rest)
+            for spines in _divisors(up):
+                lanes = up // spines
+                down = pod_sus * lanes
+                if 2 * down > ports:
+                    continue
+                last_down = last_sus * lanes + (max(1, ceil_div(up_partial, spines)) if units.rest else 0)
+                cores = next((c for c in _divisors(down) if nics * blocks * (down // c)
+                              + (nics * ceil_div(last_down, c) if last else 0) <= ports), None)
+                if cores is None:
+                    continue
+                switches = nics * (blocks + last) * spines + spines * cores
+                key = (switches, nics * spines + 2 * spines)
+                if best is None or key < best[0]:
+                    best = (key, _RailPods(pod_sus, spines, cores, lanes, blocks, last_sus, last_down))
+        if best is not None:
+            return best[1]
+    return None
+
+
+def _rail_pod_tree(b: Builder, p: dict, units: Units, nics: int, pods: _RailPods, switch_id: str,
+                   medium: str) -> Design:
+    """A three-tier rail-optimized Clos for more units than a core switch has ports: the k-ary fat
+    tree with pods aligned to rails (`_RailPods`)."""
     design = b.design
-    design.description += (f" Three tiers in rail pods: leaf r of {pod_sus} units is pod r of its block with "
-                           f"{spines} spines; spine j of all {nics * blocks} pods meets core group j.")
-    block = b.group("blk", blocks, None, name=f"{blocks} blocks of {pod_sus} units") if blocks > 1 else None
-    su = b.group("su", pod_sus, block, name=f"{pod_sus} scalable units", x=20,
-                 y=100 + 60 * nics) if pod_sus > 1 else block
-    server = _racked_servers(b, p, su, "su.", per_su)
+    spines, cores = pods.spines, pods.cores
+    all_pods = nics * (pods.blocks + (1 if pods.last_sus or units.rest else 0))
+    design.description += (f" Three tiers in rail pods: leaf r of {pods.pod_sus} units is pod r of its block with "
+                           f"{spines} spines; spine j of all {all_pods} pods meets core group j.")
+
+    def units_of(parent: str | None, unit_groups: list[tuple[str, int, int, int]]) -> list[tuple]:
+        """A block's units (group id, copies, servers each, lanes to each spine) with their servers."""
+        drawn = []
+        for group_id, count, size, lanes in unit_groups:
+            unit = b.group(group_id, count, parent, name=f"{count} scalable units" if size == units.size
+                           else f"Partial unit of {_servers(size)}", x=20 if group_id.endswith("su") else 900,
+                           y=100 + 60 * nics) if count > 1 or size != units.size else parent
+            drawn.append((unit, _racked_servers(b, p, unit, f"{group_id}.", size), lanes, group_id))
+        return drawn
+
+    blocks = []
+    if pods.blocks:
+        blk = b.group("blk", pods.blocks, None, name=f"{pods.blocks} blocks of {pods.pod_sus} units") \
+            if pods.blocks > 1 else None
+        blocks.append(("blk", blk, units_of(blk, [("su", pods.pod_sus, units.size, pods.lanes)]), pods.down))
+    if pods.last_sus or units.rest:
+        last = b.group("blkx", 1, None, name=f"Last block of {units.count - pods.blocks * pods.pod_sus} units",
+                       x=1200)
+        groups = [("blkx.su", pods.last_sus, units.size, pods.lanes)] if pods.last_sus else []
+        if units.rest:
+            groups.append(("blkx.sux", 1, units.rest, pods.last_down - pods.last_sus * pods.lanes))
+        blocks.append(("blkx", last, units_of(last, groups), pods.last_down))
     # Spine j of a pod and core group j are copy j of two groups of `spines` copies, joined copy to
     # copy (`match`): drawn once however many spines and core groups there are.
     centre = 20 + 100 * nics  # of the row of spine groups below (200 apart, about 160 wide)
@@ -224,13 +323,18 @@ def _rail_pod_tree(b: Builder, p: dict, sus: int, per_su: int, nics: int, up: in
     cores_group = b.group("core.group", cores, planes, name=f"Core group of {cores}", x=20, y=40)
     core = b.item("core.sw", "switch", switch_id, cores_group, name="Core")
     for r in range(nics):
-        leaf = b.item(f"su.leaf{r}", "switch", switch_id, su, name=f"Rail {r} leaf", x=80 * r, y=0)
-        b.link(server["nics"][r], leaf, medium)
-        spine_group = b.group(f"blk.spines{r}", spines, block, name=f"Rail {r} spines", x=20 + 200 * r,
-                              y=40) if spines > 1 else block
-        spine = b.item(f"blk.spine{r}", "switch", switch_id, spine_group, name=f"Rail {r} spine")
-        b.link(leaf, spine, medium, up // spines)
-        b.link(spine, core, medium, down // cores, match=(spine_group, planes) if planes else None)
+        for prefix, parent, drawn, spine_down in blocks:
+            leaves = []
+            for unit, server, lanes, group_id in drawn:
+                leaf = b.item(f"{group_id}.leaf{r}", "switch", switch_id, unit, name=f"Rail {r} leaf", x=80 * r, y=0)
+                b.link(server["nics"][r], leaf, medium)
+                leaves.append((leaf, lanes))
+            spine_group = b.group(f"{prefix}.spines{r}", spines, parent, name=f"Rail {r} spines", x=20 + 200 * r,
+                                  y=40) if spines > 1 else parent
+            spine = b.item(f"{prefix}.spine{r}", "switch", switch_id, spine_group, name=f"Rail {r} spine")
+            for leaf, lanes in leaves:
+                b.link(leaf, spine, medium, lanes)
+            b.link(spine, core, medium, ceil_div(spine_down, cores), match=(spine_group, planes) if planes else None)
     return design
 
 
@@ -247,64 +351,173 @@ def _tier_size(uplinks: int, needed: int) -> int:
 
 # --- plain fat tree -----------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class _LeafBlocks:
+    """Servers on leaves: blocks of `leaves` leaves and up to `servers` servers, NIC n of each
+    server on leaf n·leaves/nics of its block, so a full block fills every leaf's downlinks (one
+    leaf when a server's NICs divide them: 4 DGX on a 32-down leaf; 5 on 2 leaves of 20 down).
+    `units`: the servers in full blocks and a partial last one."""
+
+    leaves: int
+    units: Units
+    up: int  # uplinks of a full block's leaf
+    up_partial: int  # of the partial block's leaves
+
+    @property
+    def count(self) -> int:
+        return self.units.count * self.leaves
+
+
+@dataclass(frozen=True)
+class _Pods:
+    """Three tiers: `pods` full pods of `per_pod` leaf blocks under `spines` pod spines (each taking
+    `lanes` links from every leaf, with `spine_up` uplinks), pod spine j of every pod under the
+    `cores` cores of core group j; where the blocks do not divide, a last pod of `last_blocks`
+    full blocks and the partial one, its spines with `last_down` downlinks."""
+
+    per_pod: int
+    pods: int
+    spines: int
+    lanes: int
+    spine_up: int
+    cores: int
+    last_blocks: int
+    last_down: int
+
+
+def _fat_tree_pods(blocks: _LeafBlocks, ports: int) -> _Pods | None:
+    """Pods of the leaf blocks: all alike when the blocks divide into pods (the largest that fit),
+    else full pods of k/2 leaves and a last one. None: the leaves do not fit three tiers."""
+    half, units, up = ports // 2, blocks.units, blocks.up
+    most = half // blocks.leaves
+    if most < 1:
+        return None
+    options = [even_split(units.full, most)] if not units.rest else []
+    per_pod = min(most, units.full)
+    options.append(Units(per_pod, *divmod(units.full, per_pod)))
+    for pods in options:
+        per_pod, full_pods, last_blocks = pods.size, pods.full, pods.rest
+        last = bool(last_blocks or units.rest)
+        spines = _tier_size(up, math.ceil(per_pod * blocks.leaves * up / half))
+        lanes = up // spines
+        spine_down = per_pod * blocks.leaves * lanes
+        spine_up = min(spine_down, ports - spine_down)
+        partial_lanes = max(1, ceil_div(blocks.up_partial, spines)) if units.rest else 0
+        last_down = (last_blocks * lanes + partial_lanes) * blocks.leaves
+        cores = next((c for c in _divisors(spine_up) if full_pods * (spine_up // c)
+                      + (ceil_div(last_down, c) if last else 0) <= ports), None)
+        if cores is not None:
+            return _Pods(per_pod, full_pods, spines, lanes, spine_up, cores, last_blocks, last_down)
+    return None
+
+
+def _leaf_blocks(nodes: int, nics: int, ports: int, oversub: float) -> list[_LeafBlocks]:
+    """The ways to put the servers on leaves, best first: blocks all alike where the servers divide
+    into blocks at least half full, then full blocks and a partial one."""
+    down = leaf_downlinks(ports, oversub)
+    shared = math.gcd(nics, down)
+    leaves, most = nics // shared, down // shared
+    plans = []
+    for units in (even_split(nodes, most, least=ceil_div(most, 2)), split(nodes, most)):
+        if units is None or any(plan.units == units for plan in plans):
+            continue
+        # Uplinks per leaf at the oversubscription, within the ports the downlinks leave.
+        full_down, partial_down = units.size * nics // leaves, units.rest * nics // leaves
+        up = min(math.ceil(full_down / oversub), ports - full_down)
+        plans.append(_LeafBlocks(leaves, units, up, min(up, math.ceil(partial_down / oversub))))
+    return plans
+
+
 def _build_fat_tree(p: dict, catalog: Catalog) -> Design:
-    gpu, gpus, nic, nics = _platform_values(p, catalog)
-    if not nics:
-        raise TopologyError("fat-tree: parameter 'nics_per_node' must be at least 1")
-    switch = catalog[p["switch"]]
+    gpu, gpus, nic, nics, switch, medium = _fabric_parts(p, catalog, "fat-tree")
     ports, oversub, nodes = int(switch.number("ports")), p["oversubscription"], p["nodes"]
-    down = int(ports * oversub // (oversub + 1))
-    per_leaf = down // nics
-    if per_leaf < 1:
-        raise TopologyError(f"fat-tree: {switch.name} has too few ports for {nics} NICs per server")
-    leaves = math.ceil(nodes / per_leaf)
-    per_leaf = math.ceil(nodes / leaves)
-    while nodes % per_leaf:
-        per_leaf -= 1
-    leaves = nodes // per_leaf
-    up = math.ceil(per_leaf * nics / oversub)
-    if per_leaf * nics + up > ports:
-        up = ports - per_leaf * nics
-    total = nodes * gpus
-    two_tier_spines = math.ceil(leaves * up / ports)
-    tiers = p["tiers"] or (2 if two_tier_spines <= up else 3)
-    design = new_design(p["name"] or f"Fat tree, {total:,} × {catalog[gpu].name}",
-                        f"{tiers}-tier fat tree of {switch.name}: {leaves} leaves of {per_leaf} servers, "
-                        f"{oversub:g}:1 at the leaves.", "fat-tree", p)
+    if leaf_downlinks(ports, oversub) < 1:
+        raise TopologyError(f"fat-tree: {switch.name} has too few ports for a leaf at {oversub:g}:1")
+    check_size("fat-tree", nodes * nics, ports, oversub, p["tiers"] or 3)
+    plans = _leaf_blocks(nodes, nics, ports, oversub)
+    for tiers in (p["tiers"],) if p["tiers"] else (2, 3):
+        for blocks in plans:
+            if tiers == 2:
+                top = _two_tier_spines(blocks.units.full * blocks.leaves, blocks.up,
+                                       blocks.leaves if blocks.units.rest else 0, blocks.up_partial, ports)
+            else:
+                top = _fat_tree_pods(blocks, ports)
+            if top is not None:
+                return _fat_tree(p, catalog, gpu, gpus, nics, switch.id, medium, blocks, top)
+    # Leaf blocks whose leaves do not divide a spine's ports leave a few of them unused.
+    block = plans[-1]
+    per_top = ports // block.leaves if tiers == 2 else ports * (ports // 2 // block.leaves)
+    raise TopologyError(f"fat-tree: at most {per_top * block.units.size:,} servers of {nics} NICs fit "
+                        f"{TIER_WORDS[tiers]} tiers of {ports}-port switches in blocks of {block.units.size} on "
+                        f"{block.leaves} leaves; this design has {nodes:,}"
+                        + ("; use three tiers" if tiers == 2 else ""))
+
+
+def _fat_tree(p: dict, catalog: Catalog, gpu: str, gpus: int, nics: int, switch_id: str, medium: str,
+              blocks: _LeafBlocks, top: int | _Pods) -> Design:
+    """Draws the fat tree: two tiers when `top` is the spine count, else pods (`_Pods`)."""
+    nodes, oversub, units = p["nodes"], p["oversubscription"], blocks.units
+    tiers = 2 if isinstance(top, int) else 3
+    shape = f"{units.full} leaves of {units.size} servers" + (f" and one of {units.rest}" if units.rest else "") \
+        if blocks.leaves == 1 else (f"{units.full} blocks of {units.size} servers on {blocks.leaves} leaves"
+                                    + (f" and one of {units.rest}" if units.rest else ""))
+    design = new_design(p["name"] or f"Fat tree, {nodes * gpus:,} × {catalog[gpu].name}",
+                        f"{tiers}-tier fat tree of {catalog[switch_id].name}: {shape}, {oversub:g}:1 at the leaves.",
+                        "fat-tree", p)
     b = Builder(design, catalog)
-    medium = common_medium(catalog, catalog[nic], switch, ("infiniband", "ethernet", "efa"))
-    if tiers == 2:
-        block = b.group("leafblock", leaves, None, name=f"{leaves} leaf blocks") if leaves > 1 else None
-        leaf = b.item("leafblock.leaf", "switch", switch.id, block, name="Leaf")
-        server = _racked_servers(b, p, block, "leafblock.", per_leaf)
-        for nic_id in server["nics"]:
-            b.link(nic_id, leaf, medium)
-        spines = _tier_size(up, two_tier_spines)
+
+    def leaf_block(group_id: str, prefix: str, count: int, size: int, parent: str | None, x: float = 0) -> list[str]:
+        block = b.group(group_id, count, parent, name=f"{count} leaf blocks" if size == units.size
+                        else f"Partial leaf block of {_servers(size)}", x=x) \
+            if count > 1 or size != units.size else parent
+        leaves = [b.item(f"{prefix}leaf" if blocks.leaves == 1 else f"{prefix}leaf{n}", "switch", switch_id, block,
+                         name="Leaf" if blocks.leaves == 1 else f"Leaf {n}", x=80 * n) for n in range(blocks.leaves)]
+        server = _racked_servers(b, p, block, prefix, size)
+        for n, nic_id in enumerate(server["nics"]):
+            b.link(nic_id, leaves[n * blocks.leaves // nics], medium)
+        return leaves
+
+    if isinstance(top, int):
+        spines = top
+        leaves = leaf_block("leafblock", "leafblock.", units.full, units.size, None)
         group = b.group("spines", spines, None, name=f"{spines} spines", y=-200)
-        spine = b.item("spines.sw", "switch", switch.id, group, name="Spine")
-        b.link(leaf, spine, medium, up // spines)
+        spine = b.item("spines.sw", "switch", switch_id, group, name="Spine")
+        for leaf in leaves:
+            b.link(leaf, spine, medium, blocks.up // spines)
+        if units.rest:
+            for leaf in leaf_block("leafx", "leafx.", 1, units.rest, None, x=900):
+                b.link(leaf, spine, medium, max(1, ceil_div(blocks.up_partial, spines)))
         return design
     # Three tiers (k-ary fat tree): pods of leaves, pod spine j of every pod under core group j.
-    half = ports // 2
-    leaves_per_pod = max(d for d in range(1, min(leaves, half) + 1) if leaves % d == 0)
-    pods = leaves // leaves_per_pod
-    pod_spines = _tier_size(up, math.ceil(leaves_per_pod * up / half))
-    spine_down = leaves_per_pod * (up // pod_spines)
-    spine_up = min(spine_down, ports - spine_down)
-    cores = _tier_size(spine_up, math.ceil(pods * spine_up / ports))
-    pod = b.group("pod", pods, None, name=f"{pods} pods")
-    block = b.group("pod.leafblock", leaves_per_pod, pod,
-                    name=f"{leaves_per_pod} leaf blocks") if leaves_per_pod > 1 else pod
-    leaf = b.item("pod.leaf", "switch", switch.id, block, name="Leaf")
-    server = _racked_servers(b, p, block, "pod.", per_leaf)
-    for nic_id in server["nics"]:
-        b.link(nic_id, leaf, medium)
-    for j in range(pod_spines):
-        spine = b.item(f"pod.spine{j}", "switch", switch.id, pod, name=f"Pod spine {j}", x=80 * j, y=-150)
-        b.link(leaf, spine, medium, up // pod_spines)
-        group = b.group(f"core{j}", cores, None, name=f"Core group {j}", x=80 * j, y=-300)
-        core = b.item(f"core{j}.sw", "switch", switch.id, group, name=f"Core {j}")
-        b.link(spine, core, medium, spine_up // cores)
+    pods = top
+    pod_groups = []
+    if pods.pods:
+        pod = b.group("pod", pods.pods, None, name=f"{pods.pods} pods")
+        leaves = leaf_block("pod.leafblock", "pod.", pods.per_pod, units.size, pod)
+        pod_groups.append((pod, [(leaf, pods.lanes) for leaf in leaves], pods.spine_up))
+    if pods.last_blocks or units.rest:
+        pod = b.group("podx", 1, None, name=f"Last pod of {pods.last_blocks + (1 if units.rest else 0)} leaf blocks",
+                      x=1200)
+        ends = []
+        if pods.last_blocks:
+            ends += [(leaf, pods.lanes) for leaf in leaf_block("podx.leafblock", "podx.", pods.last_blocks, units.size,
+                                                               pod)]
+        if units.rest:
+            lanes = max(1, ceil_div(blocks.up_partial, pods.spines))
+            ends += [(leaf, lanes) for leaf in leaf_block("podx.leafx", "podx.leafx.", 1, units.rest, pod, x=900)]
+        pod_groups.append((pod, ends, pods.last_down))
+    # Pod spine j and core group j are copy j of two groups of `spines` copies, joined copy to copy
+    # (`match`): drawn once however many spines a pod has.
+    spines = pods.spines
+    planes = b.group("core", spines, None, name=f"{spines} core groups", y=-300) if spines > 1 else None
+    cores = b.group("core.group", pods.cores, planes, name=f"Core group of {pods.cores}", x=20, y=40)
+    core = b.item("core.sw", "switch", switch_id, cores, name="Core")
+    for pod, ends, spine_up in pod_groups:
+        group = b.group(f"{pod}.spines", spines, pod, name=f"{spines} pod spines", y=-150) if spines > 1 else pod
+        spine = b.item(f"{pod}.spine", "switch", switch_id, group, name="Pod spine")
+        for leaf, lanes in ends:
+            b.link(leaf, spine, medium, lanes)
+        b.link(spine, core, medium, ceil_div(spine_up, pods.cores), match=(group, planes) if planes else None)
     return design
 
 
@@ -564,16 +777,15 @@ def _register(name, summary, params, build):
 
 
 _register("server", "one server platform with its accelerators, NICs and scale-up fabric",
-          [_PLATFORM, _GPU, _GPN, _NIC, _NPN, _NAME], _build_server)
+          [_PLATFORM_FOR_GPU, _GPU, _GPN, _NIC, _NPN, _NAME], _build_server)
 _register("rail-fat-tree", "NVIDIA SuperPOD-style scalable units: GPU i of every server on leaf i, leaves to spines",
-          [_PLATFORM, _GPU, _NODES, _GPN, _NIC, _NPN, _SWITCH, _OVERSUB,
-           Param("nodes_per_su", int, 0, "servers per scalable unit (0: up to 32)", minimum=0, maximum=4096),
-           Param("tiers", int, 0, "switch tiers: 2, 3, or 0 to choose", minimum=0, maximum=3),
-           _RACK, _PER_RACK, _NAME], _build_rail_fat_tree)
+          [_PLATFORM_FOR_GPU, _GPU, _FABRIC_NODES, _GPN, _NIC, _NPN, _SWITCH_FOR_NIC, _OVERSUB,
+           Param("nodes_per_su", int, 0, "servers per scalable unit (0: as many as a leaf's downlinks, k/2 of "
+                 "k ports when non-blocking; the last unit takes the rest)", minimum=0, maximum=4096),
+           _TIERS, _RACK, _PER_RACK, _NAME], _build_rail_fat_tree)
 _register("fat-tree", "leaf–spine (2 tiers) or leaf–spine–core (3 tiers) fat tree, any oversubscription",
-          [_PLATFORM, _GPU, _NODES, _GPN, _NIC, _NPN, _SWITCH, _OVERSUB,
-           Param("tiers", int, 0, "switch tiers: 2, 3, or 0 to choose", minimum=0, maximum=3),
-           _RACK, _PER_RACK, _NAME], _build_fat_tree)
+          [_PLATFORM_FOR_GPU, _GPU, _FABRIC_NODES, _GPN, _NIC, _NPN, _SWITCH_FOR_NIC, _OVERSUB, _TIERS, _RACK,
+           _PER_RACK, _NAME], _build_fat_tree)
 _register("torus", "2D/3D torus or mesh of accelerators, optionally built from blocks joined by circuit switches",
           [Param("platform", str, "tpu-v4-host", "host platform", part_kind="server"), _GPU,
            Param("dims", str, "4x4x4", "torus size per dimension, e.g. 16x16x16"),
