@@ -38,8 +38,8 @@ def make_window(qtbot, monkeypatch, app_process):
         window = MainWindow(default_catalog(), debounce_ms=debounce_ms, **options)
         qtbot.addWidget(window)
         window.resize(1400, 900)
-        window.show()
-        qtbot.waitExposed(window)
+        with qtbot.waitExposed(window):  # a context manager: it waits on leaving the block
+            window.show()
         if design is not None:
             window.document.reset(design, None)
             qtbot.waitUntil(lambda: not window.scene.building, timeout=60_000)

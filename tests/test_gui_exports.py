@@ -52,8 +52,9 @@ def test_ctrl_s_on_an_opened_example_asks_for_a_new_file(make_window, qtbot, dia
     assert "(example)" in window.windowTitle()
     window.document.set_item(next(iter(window.document.design.items)), name="Renamed")
     dialogs["save"] = str(tmp_path / "mine.cluster.json")
-    window.activateWindow()
-    qtbot.waitActive(window)
+    # Ctrl+S is a window shortcut: it reaches the action only while the window is active.
+    with qtbot.waitActive(window):
+        window.activateWindow()
     window.view.setFocus()
     qtbot.keyClick(window.view, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
     assert _examples_unchanged() == before
