@@ -50,7 +50,7 @@ def dask_client(scheduler: str | None = None, workers: int | None = None, proces
             client.close()
         return
     workers = workers or os.cpu_count() or 1
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=None)
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=":0")
     client = Client(cluster)
     try:
         yield client

@@ -173,7 +173,7 @@ def sweep_from_document(document: Any, source: str | os.PathLike, catalog: Catal
             fail("$.base", str(exc))
         for old, news in document.get("parts", {}).items():
             for i, part in enumerate([old, *news]):
-                if part not in catalog.parts:
+                if catalog.get(part) is None:
                     fail(f"$.parts.{old}" + (f"[{i - 1}]" if i else ""), f"unknown part {show(part)}")
     for name, values in document.get("params", {}).items():
         sweep.params[name] = _values(values, f"$.params.{name}", fail)
