@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,7 +83,9 @@ def _describe(row: dict, sweep: Sweep) -> str:
                      if axis in row)
 
 
-def optimize(sweep: Sweep, client, stop: threading.Event | None = None, on_progress=None) -> tuple[Answer, Progress]:
+def optimize(sweep: Sweep, client, stop: threading.Event | None = None, on_progress=None,
+             on_row: Callable[[dict], None] | None = None) -> tuple[Answer, Progress]:
+    """The best point of `sweep` for its goal; `on_row` also sees every row (the app plots them)."""
     if sweep.goal is None:
         raise OptimizeError(f"{sweep.source}: $: an optimization needs a goal, "
                             "like {\"minimize\": \"cost.capital_usd\"}")
@@ -95,7 +98,9 @@ def optimize(sweep: Sweep, client, stop: threading.Event | None = None, on_progr
         value = _number(row.get(path))
         return None if value is None else sign * value
 
-    def on_row(row: dict[str, Any]) -> None:
+    def judge(row: dict[str, Any]) -> None:
+        if on_row is not None:
+            on_row(row)
         if row["error"] is not None:
             if row["error"].startswith("figure '"):
                 raise OptimizeError(row["error"])  # the same on every point: say so at once
@@ -123,7 +128,7 @@ def optimize(sweep: Sweep, client, stop: threading.Event | None = None, on_progr
         elif answer.nearest_miss is None or value < score(answer.nearest_miss):
             answer.nearest_miss = row
 
-    progress = run_sweep(sweep, client, on_row, prune=True, stop=stop, on_progress=on_progress)
+    progress = run_sweep(sweep, client, judge, prune=True, stop=stop, on_progress=on_progress)
     if feasible:
         answer.best = feasible[0][2]
         answer.runner_up = feasible[1][2] if len(feasible) > 1 else None
