@@ -117,6 +117,8 @@ class SweepWindow(QMainWindow):
         self.best_mark = pg.ScatterPlotItem(size=22, symbol="star", pen=pg.mkPen(colors.BOTTLENECK, width=1.5),
                                             brush=pg.mkBrush(colors.BOTTLENECK))
         self.plot.addItem(self.best_mark)
+        for mark in (self.front_marks, self.best_mark):
+            mark.setZValue(-1)  # under the points: a click on a marked point reaches the point
         pv.addWidget(self.plot, 1)
         self.legend = QLabel("")
         pv.addWidget(self.legend)
