@@ -9,7 +9,6 @@ under its path, `meets` (all constraints hold), `pruned` (the bound that ruled i
 
 from __future__ import annotations
 
-import traceback
 from typing import Any
 
 from designer.engine import evaluate
@@ -98,7 +97,7 @@ def evaluate_point(point: dict, keep: list[str], constraints: list[Constraint], 
     except (DesignerError, FigureError) as exc:
         row["error"] = str(exc)
     except Exception as exc:  # noqa: BLE001 - an engine bug on one point is recorded; the sweep goes on
-        row["error"] = f"{type(exc).__name__}: {exc} ({traceback.format_exc(limit=-1).splitlines()[-2].strip()})"
+        row["error"] = f"{type(exc).__name__}: {exc}"
     return row
 
 

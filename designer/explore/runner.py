@@ -115,7 +115,7 @@ def run_sweep(sweep: Sweep, client, on_row: Callable[[dict], None], *, prune: bo
                 queue.add(submit(following))
     finally:
         # Ctrl+C or a stop: what is still queued is dropped; the rows handed out so far stay.
-        pending = list(queue.futures) if hasattr(queue, "futures") else []
+        pending = list(queue.futures)
         if pending:
             client.cancel(pending)
         queue.clear()

@@ -137,6 +137,7 @@ class SweepWindow(QMainWindow):
         self.table = QTableView()
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
+        self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)  # points in order until the user sorts
         self.table.setEditTriggers(QTableView.EditTrigger.NoEditTriggers)
         self.table.doubleClicked.connect(lambda index: self.open_point(
             int(self.proxy.index(index.row(), 0).data(SORT_ROLE))))
