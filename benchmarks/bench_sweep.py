@@ -47,6 +47,9 @@ def run(points: int, workers: int, processes: bool = True) -> dict:
     with tempfile.TemporaryDirectory() as folder, dask_client(None, workers, processes) as client:
         sink = CsvRows(Path(folder) / "rows.csv", columns(sweep))
         client.submit(sum, [1]).result()  # workers up before the clock starts
+        worker_cpu = sum(client.run(time.process_time).values())
+        driver_cpu = time.process_time()
+        load = os.getloadavg()[0]
         started = time.perf_counter()
 
         def on_row(row: dict) -> None:
@@ -60,9 +63,16 @@ def run(points: int, workers: int, processes: bool = True) -> dict:
         row_count = [0]
         progress = run_sweep(sweep, client, on_row)
         seconds = time.perf_counter() - started
+        worker_cpu = sum(client.run(time.process_time).values()) - worker_cpu if processes else 0.0
+        driver_cpu = time.process_time() - driver_cpu
         sink.close()
+    # The machine may be shared: CPU seconds say what the points cost whatever else runs, and the
+    # load average says how much else ran.
     return {"workers": workers, "points": total, "failed": progress.failed, "seconds": round(seconds, 2),
-            "points_per_minute": round(total / seconds * 60), **{k: round(v, 1) for k, v in memory.items()}}
+            "points_per_minute": round(total / seconds * 60), "worker_cpu_s": round(worker_cpu, 1),
+            "driver_cpu_s": round(driver_cpu, 1),
+            "points_per_cpu_minute": round(total / max(worker_cpu + driver_cpu, 1e-9) * 60),
+            "load_average_before": round(load, 1), **{k: round(v, 1) for k, v in memory.items()}}
 
 
 def main() -> int:
@@ -86,7 +96,9 @@ def main() -> int:
         print(f"nproc {out['nproc']}")
         for r in out["runs"]:
             print(f"{r['workers']} worker(s): {r['points']:,} points in {r['seconds']} s = {r['points_per_minute']:,} "
-                  f"points/min, {r['failed']} failed; driver RSS {r.get('rss_mb_at_25')} MB at 25 %, "
+                  f"points/min, {r['failed']} failed; CPU {r['worker_cpu_s']} s workers + {r['driver_cpu_s']} s "
+                  f"driver = {r['points_per_cpu_minute']:,} points per CPU-minute; load average before "
+                  f"{r['load_average_before']}; driver RSS {r.get('rss_mb_at_25')} MB at 25 %, "
                   f"{r.get('rss_mb_at_100')} MB at 100 %")
         if "ratio_many_to_one" in out:
             print(f"{out['runs'][1]['workers']} workers / 1 worker: ×{out['ratio_many_to_one']}")

@@ -89,10 +89,18 @@ class CompareWindow(QMainWindow):
                                                     for i, name in enumerate(STEP_PARTS)]])
         self.legend = plotstyle.outside_legend(self.plots, row=2, columns=4)
         self.tabs.addTab(self.plots, "Plots")
+        bom_page = QWidget()
+        bom_layout = QVBoxLayout(bom_page)
+        self.cost_label = QLabel()
+        self.cost_label.setObjectName("compareCost")
+        self.cost_label.setWordWrap(True)
+        self.cost_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        bom_layout.addWidget(self.cost_label)
         self.bom_table = QTableWidget()
         self.bom_table.setObjectName("compareBom")
         self.bom_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.tabs.addTab(self.bom_table, "BOM and cost")
+        bom_layout.addWidget(self.bom_table, 1)
+        self.tabs.addTab(bom_page, "BOM and cost")
         self.setCentralWidget(central)
         self._refresh()
 
@@ -160,7 +168,7 @@ class CompareWindow(QMainWindow):
                         item.setForeground(QBrush(QColor(VERDICT_COLOR[verdict])))
                         item.setToolTip(verdict)
                 table.setItem(r, c, item)
-        table.resizeColumnsToContents()
+        _fit_columns(table)
 
     def _show_plots(self, comparison: Comparison) -> None:
         self.busbw_plot.clear()
@@ -181,20 +189,48 @@ class CompareWindow(QMainWindow):
 
     def _show_bom(self, comparison: Comparison) -> None:
         names = comparison.names
-        headers = ["Category", "Part", "Name", *names, "Change"]
+        priced = [row for row in comparison.cost if any(isinstance(v, (int, float)) and v for v in row.values)
+                  and row.unit == "USD"]
+        if priced:
+            self.cost_label.setText("Cost: " + "; ".join(
+                f"{row.metric} " + " → ".join("n/a" if v is None else f"${v:,.0f}" for v in row.values)
+                + "".join(f" (Δ {d:+,.0f}, ×{r:.3g})" for d, r in zip(row.differences[1:], row.ratios[1:])
+                          if d is not None and r is not None) for row in priced))
+        else:
+            self.cost_label.setText("Cost: none of these designs has priced parts; the parts' quantities below "
+                                    "are what changes")
+        headers = ["Category", "Part", "Name", *names, *(f"Δ {name}" for name in names[1:]), "Change"]
         table = self.bom_table
         table.setColumnCount(len(headers))
         table.setHorizontalHeaderLabels(headers)
         table.setRowCount(len(comparison.bom))
         for r, change in enumerate(comparison.bom):
             what = ", ".join(sorted({c for c in change.changes if c}))
-            for c, text in enumerate([change.category, change.part, change.name,
-                                      *(f"{q:,}" for q in change.quantities), what]):
-                table.setItem(r, c, QTableWidgetItem(text))
-        table.resizeColumnsToContents()
+            deltas = [f"{q - change.quantities[0]:+,}" for q in change.quantities[1:]]
+            cells = [change.category, change.part, change.name, *(f"{q:,}" for q in change.quantities), *deltas, what]
+            for c, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if 3 <= c < len(cells) - 1:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                table.setItem(r, c, item)
+        _fit_columns(table)
 
     def summary_cell(self, key: str, column: int) -> str:
         """The text shown for the summary row `key` (see `engine.figures.summary_key`) in a column."""
         rows = [*self.comparison.rows, *self.comparison.cost]
         index = next(i for i, row in enumerate(rows) if row.key == key)
         return self.summary_table.item(index, column).text()
+
+
+MAX_COLUMN_PX = 240
+
+
+def _fit_columns(table: QTableWidget) -> None:
+    """Columns as wide as their contents, but a long design name in a header is cut (its
+    tooltip holds it whole) so the differences stay in view."""
+    table.resizeColumnsToContents()
+    for column in range(table.columnCount()):
+        header = table.horizontalHeaderItem(column)
+        header.setToolTip(header.text())
+        if table.columnWidth(column) > MAX_COLUMN_PX:
+            table.setColumnWidth(column, MAX_COLUMN_PX)
