@@ -6,7 +6,10 @@ Bad input exits 2 with one line on stderr naming the problem; no traceback is sh
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
 
 from designer.model.errors import MAX_MESSAGE_CHARS, DesignerError, printable
 
@@ -262,27 +265,55 @@ def _progress_printer():
     return show
 
 
+def _quiet_dask() -> None:
+    """Dask's own INFO lines (every worker's start and stop) would bury the progress bar; its
+    warnings and errors still show. The workers inherit the setting through the environment."""
+    import os
+
+    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")
+
+
+@contextlib.contextmanager
+def _stop_on_ctrl_c():
+    """An event Ctrl+C sets: the sweep stops after the batch under way, closing its workers
+    cleanly; a second Ctrl+C quits at once."""
+    stop = threading.Event()
+
+    def interrupted(_signum, _frame) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        print("\nstopping: the finished rows are kept (Ctrl+C again to quit at once)", file=sys.stderr)
+
+    previous = signal.signal(signal.SIGINT, interrupted)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def cmd_sweep(args) -> int:
     from designer.explore.runner import CsvRows, ParquetRows, columns, dask_client, run_sweep
     from designer.explore.spec import load_sweep
 
     sweep = load_sweep(args.file, _catalog(args))
+    _quiet_dask()
     header = columns(sweep)
     sink = (ParquetRows if args.parquet else CsvRows)(args.output, header)
     show = _progress_printer()
-    progress = None
-    stopped = False
+    written = [0]
+
+    def write(row: dict) -> None:
+        sink.write(row)
+        written[0] += 1
+
     try:
-        with dask_client(args.scheduler, args.workers) as client:
-            progress = run_sweep(sweep, client, sink.write, on_progress=show)
-    except KeyboardInterrupt:
-        stopped = True
+        with _stop_on_ctrl_c() as stop, dask_client(args.scheduler, args.workers) as client:
+            show(run_sweep(sweep, client, write, stop=stop, on_progress=show), final=True)
     finally:
-        sink.close()
-    if progress is not None:
-        show(progress, final=True)
-    done = progress.done if progress is not None else "the finished"
-    print(f"{'stopped: ' if stopped else ''}wrote {args.output}: {done} rows of {sweep.count():,} points",
+        sink.close()  # whatever ends the run, every finished row is in the file
+    stopped = stop.is_set()
+    print(f"{'stopped: ' if stopped else ''}wrote {args.output}: {written[0]:,} rows of {sweep.count():,} points",
           file=sys.stderr)
     return 130 if stopped else 0
 
@@ -297,10 +328,13 @@ def cmd_optimize(args) -> int:
 
     catalog = _catalog(args)
     sweep = load_sweep(args.file, catalog)
+    _quiet_dask()
     show = _progress_printer()
-    with dask_client(args.scheduler, args.workers) as client:
-        answer, progress = optimize(sweep, client, on_progress=show)
+    with _stop_on_ctrl_c() as stop, dask_client(args.scheduler, args.workers) as client:
+        answer, progress = optimize(sweep, client, stop, on_progress=show)
     show(progress, final=True)
+    if stop.is_set():
+        print(f"stopped after {progress.done:,} of {progress.total:,} points: the best of those", file=sys.stderr)
     print(answer.explain(sweep))
     if answer.best is None:
         return 1

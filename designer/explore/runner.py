@@ -4,7 +4,8 @@ or an existing cluster by its scheduler's address, with the same code.
 Points are sent in small batches, a bounded number in flight (`as_completed`, a new batch
 submitted as one finishes), so memory stays flat however many points a sweep has; each finished
 row goes to the caller at once (a file writer, the app's table) and is not kept here. A stop (Ctrl+C,
-the app's Stop button, `stop` set) cancels what is in flight and keeps every row finished."""
+the app's Stop button, `stop` set) sends nothing more and lets the few batches in flight finish, so
+the workers close cleanly; every finished row is kept."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import csv
 import itertools
 import json
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -50,13 +52,29 @@ def dask_client(scheduler: str | None = None, workers: int | None = None, proces
             client.close()
         return
     workers = workers or os.cpu_count() or 1
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=":0")
+    with _workers_ignore_ctrl_c():
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=":0")
     client = Client(cluster)
     try:
         yield client
     finally:
         client.close()
         cluster.close()
+
+
+@contextlib.contextmanager
+def _workers_ignore_ctrl_c():
+    """Ctrl+C reaches every process of the terminal's group; worker processes started meanwhile
+    inherit an ignored SIGINT (it survives exec), so only this process stops the sweep, and it
+    closes the workers itself instead of each dying with a traceback."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # the app's sweep thread: no terminal, and only the main thread may set handlers
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _batches(points: Iterator[dict], size: int) -> Iterator[list[dict]]:
@@ -109,12 +127,12 @@ def run_sweep(sweep: Sweep, client, on_row: Callable[[dict], None], *, prune: bo
             if on_progress is not None:
                 on_progress(progress)
             if stop is not None and stop.is_set():
-                break
+                continue  # stopping: nothing new is sent, the batches under way finish and are kept
             following = next(batches, None)
             if following is not None:
                 queue.add(submit(following))
     finally:
-        # Ctrl+C or a stop: what is still queued is dropped; the rows handed out so far stay.
+        # An exception (a second Ctrl+C) drops what is still queued; the rows handed out so far stay.
         pending = list(queue.futures)
         if pending:
             client.cancel(pending)
