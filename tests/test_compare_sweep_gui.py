@@ -61,7 +61,8 @@ def test_file_compare_adds_design_files(qtbot, make_window, monkeypatch):
     qtbot.addWidget(compare)
     qtbot.waitUntil(lambda: compare.comparison is not None, timeout=60_000)
     assert compare.comparison.names[1] == "nvidia-superpod-h100-4su"
-    assert compare.summary_table.horizontalHeaderItem(3).text() == "nvidia-superpod-h100-4su"
+    assert compare.summary_table.horizontalHeaderItem(3).text() == "B"
+    assert "<b>B</b>: nvidia-superpod-h100-4su" in compare.state.text()
     accelerators = compare.comparison.rows[0]
     assert accelerators.values == (32, 1024) and accelerators.ratios[1] == 32
     curves = [item for item in compare.busbw_plot.listDataItems()]

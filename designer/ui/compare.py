@@ -9,6 +9,7 @@ its edits: "Compare with a Copy") or a file, evaluated once on a helper thread."
 from __future__ import annotations
 
 import threading
+from html import escape
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,6 +69,7 @@ class CompareWindow(QMainWindow):
         central = QWidget()
         layout = QVBoxLayout(central)
         self.state = QLabel("Evaluating…")
+        self.state.setTextFormat(Qt.TextFormat.RichText)
         self.state.setObjectName("compareState")
         layout.addWidget(self.state)
         self.tabs = QTabWidget()
@@ -114,7 +116,7 @@ class CompareWindow(QMainWindow):
 
     def _on_file_evaluated(self, index: int, result, error: str) -> None:
         if result is None:
-            self.state.setText(f"{self.sources[index].name}: {error}")
+            self.state.setText(escape(f"{self.sources[index].name}: {error}"))
             return
         self.sources[index].result = result
         self._refresh()
@@ -132,11 +134,13 @@ class CompareWindow(QMainWindow):
     def _refresh(self) -> None:
         missing = [s.name for s in self.sources if s.result is None]
         if missing:
-            self.state.setText(f"Evaluating {', '.join(missing)}…")
+            self.state.setText(escape(f"Evaluating {', '.join(missing)}…"))
             return
         names = [s.name for s in self.sources]
         self.comparison = compare([s.result for s in self.sources], names)
-        self.state.setText(f"{len(names)} designs, each against {names[0]}: green is better, red is worse")
+        self.state.setText("   ".join(f"<b>{letter(i)}</b>: {escape(name)}" for i, name in enumerate(names))
+                           + f"<br>Each design against {letter(0)}: <span style='color:{colors.GOOD}'>green is better"
+                           f"</span>, <span style='color:{colors.ERROR}'>red is worse</span>")
         self._show_summary(self.comparison)
         self._show_plots(self.comparison)
         self._show_bom(self.comparison)
@@ -144,9 +148,9 @@ class CompareWindow(QMainWindow):
 
     def _show_summary(self, comparison: Comparison) -> None:
         names = comparison.names
-        headers = ["Metric", "Unit", *names]
-        for name in names[1:]:
-            headers += [f"Δ {name}", f"× {name}"]
+        headers = ["Metric", "Unit", *(letter(i) for i in range(len(names)))]
+        for i in range(1, len(names)):
+            headers += [f"Δ {letter(i)}", f"× {letter(i)}"]
         rows = (*comparison.rows, *comparison.cost)
         table = self.summary_table
         table.setColumnCount(len(headers))
@@ -180,8 +184,8 @@ class CompareWindow(QMainWindow):
             color = colors.SERIES[i % len(colors.SERIES)]
             curve = [(size, busbw) for size, busbw in comparison.collectives[i] if busbw is not None]
             item = self.busbw_plot.plot([s for s, _ in curve], [b for _, b in curve], pen=pg.mkPen(color, width=2),
-                                        symbol="o", symbolSize=6, symbolBrush=color, symbolPen=None, name=name)
-            self.legend.addItem(item, name)
+                                        symbol="o", symbolSize=6, symbolBrush=color, symbolPen=None)
+            self.legend.addItem(item, f"{letter(i)}: {name}")
             seconds = [value for _part, value in comparison.steps[i]]
             bars = pg.BarGraphItem(x=[p - 0.4 + width * (i + 0.5) for p in range(len(seconds))], height=seconds,
                                    width=width * 0.9, brush=color, pen=pg.mkPen(colors.CANVAS_BACKGROUND))
@@ -199,7 +203,8 @@ class CompareWindow(QMainWindow):
         else:
             self.cost_label.setText("Cost: none of these designs has priced parts; the parts' quantities below "
                                     "are what changes")
-        headers = ["Category", "Part", "Name", *names, *(f"Δ {name}" for name in names[1:]), "Change"]
+        headers = ["Category", "Part", "Name", *(letter(i) for i in range(len(names))),
+                   *(f"Δ {letter(i)}" for i in range(1, len(names))), "Change"]
         table = self.bom_table
         table.setColumnCount(len(headers))
         table.setHorizontalHeaderLabels(headers)
@@ -225,12 +230,14 @@ class CompareWindow(QMainWindow):
 MAX_COLUMN_PX = 240
 
 
+def letter(index: int) -> str:
+    """The short name of the index-th design in headers and legends: A, B, … Z, A2, B2, …"""
+    return chr(ord("A") + index % 26) + (str(index // 26 + 1) if index >= 26 else "")
+
+
 def _fit_columns(table: QTableWidget) -> None:
-    """Columns as wide as their contents, but a long design name in a header is cut (its
-    tooltip holds it whole) so the differences stay in view."""
+    """Columns as wide as their contents, at most MAX_COLUMN_PX (a long part name is cut)."""
     table.resizeColumnsToContents()
     for column in range(table.columnCount()):
-        header = table.horizontalHeaderItem(column)
-        header.setToolTip(header.text())
         if table.columnWidth(column) > MAX_COLUMN_PX:
             table.setColumnWidth(column, MAX_COLUMN_PX)
