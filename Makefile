@@ -23,12 +23,14 @@ test: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/python benchmarks/bench_engine.py --tiny
 	$(BIN)/python benchmarks/bench_gui.py --tiny
+	$(BIN)/python benchmarks/bench_sweep.py --tiny
 	$(BIN)/python benchmarks/fuzz.py --count 50 --cli 3
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_engine.py
 	$(BIN)/python benchmarks/bench_gui.py
+	$(BIN)/python benchmarks/bench_sweep.py
 
 package: $(STAMP)
 	bash packaging/build.sh

@@ -6,11 +6,14 @@ Bad input exits 2 with one line on stderr naming the problem; no traceback is sh
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
 
 from designer.model.errors import MAX_MESSAGE_CHARS, DesignerError, printable
 
-COMMANDS = ("gui", "templates", "new", "examples", "evaluate", "export")
+COMMANDS = ("gui", "templates", "new", "examples", "evaluate", "export", "compare", "sweep", "optimize")
 
 
 class UsageError(DesignerError):
@@ -74,7 +77,38 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--bom", metavar="OUT", help="bill of materials CSV")
     export.add_argument("--json", metavar="OUT", dest="json_out", help="the whole result as JSON")
     add_engine_options(export)
+    add_explore_commands(sub)
     return parser
+
+
+def add_explore_commands(sub) -> None:
+    """compare, sweep and optimize: deciding between designs (designer.engine.compare, designer.explore)."""
+    compare = sub.add_parser("compare", help="two or more designs side by side, each against the first")
+    compare.add_argument("files", nargs="+", metavar="FILE", help="design files or example names (two or more)")
+    shape = compare.add_mutually_exclusive_group()
+    shape.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    shape.add_argument("--csv", action="store_true", help="print CSV instead of a table")
+    add_engine_options(compare)
+
+    sweep = sub.add_parser("sweep", help="evaluate every point of a NAME.sweep.json on Dask, each row written "
+                                         "as it finishes")
+    sweep.add_argument("file", help="the sweep file")
+    sweep.add_argument("-o", "--output", required=True, metavar="OUT",
+                       help="results file (CSV, or Parquet with --parquet)")
+    sweep.add_argument("--parquet", action="store_true", help="write Parquet instead of CSV (needs pyarrow)")
+    add_dask_options(sweep)
+
+    optimize = sub.add_parser("optimize", help="the best design of a sweep's space for its goal and constraints")
+    optimize.add_argument("file", help="the sweep file, with a goal such as {\"minimize\": \"cost.capital_usd\"}")
+    optimize.add_argument("-o", "--output", metavar="OUT.cluster.json", help="where to write the winning design")
+    add_dask_options(optimize)
+
+
+def add_dask_options(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("where the points run")
+    g.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://10.0.0.5:8786 "
+                                                          "(default: a local cluster of worker processes)")
+    g.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: one per core)")
 
 
 ENGINE_OPTIONS = ("op", "sizes", "algorithm", "ranks", "workload", "plan", "overlap", "global_batch", "seq",
@@ -224,6 +258,126 @@ def cmd_export(args) -> int:
     return 0
 
 
+def cmd_compare(args) -> int:
+    from pathlib import Path
+
+    from designer.engine.compare import compare, comparison_csv, comparison_table
+    from designer.io.exports import comparison_json
+
+    if len(args.files) < 2:
+        raise UsageError("compare needs two or more designs")
+    results, names = [], []
+    for file in args.files:
+        args.file = file
+        results.append(_evaluate_file(args))
+        names.append(Path(file).name.removesuffix(".cluster.json"))
+    comparison = compare(results, names)
+    if args.json:
+        print(comparison_json(comparison), end="")
+    else:
+        print(comparison_csv(comparison) if args.csv else comparison_table(comparison), end="")
+    return 0
+
+
+def _progress_printer():
+    """The progress bar on stderr: redrawn in place on a terminal, a line every 5 s otherwise."""
+    import time
+
+    from designer.explore.runner import progress_line
+
+    tty = sys.stderr.isatty()
+    last = [0.0]
+
+    def show(progress, final: bool = False) -> None:
+        now = time.monotonic()
+        if tty:
+            print("\r" + progress_line(progress), end="\n" if final else "", file=sys.stderr, flush=True)
+        elif final or now - last[0] >= 5:
+            last[0] = now
+            print(progress_line(progress), file=sys.stderr, flush=True)
+
+    return show
+
+
+def _quiet_dask() -> None:
+    """Dask's own INFO lines (every worker's start and stop) would bury the progress bar; its
+    warnings and errors still show. The workers inherit the setting through the environment."""
+    import os
+
+    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")
+
+
+@contextlib.contextmanager
+def _stop_on_ctrl_c():
+    """An event Ctrl+C sets: the sweep stops after the batch under way, closing its workers
+    cleanly; a second Ctrl+C quits at once."""
+    stop = threading.Event()
+
+    def interrupted(_signum, _frame) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        print("\nstopping: the finished rows are kept (Ctrl+C again to quit at once)", file=sys.stderr)
+
+    previous = signal.signal(signal.SIGINT, interrupted)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def cmd_sweep(args) -> int:
+    from designer.explore.runner import CsvRows, ParquetRows, columns, dask_client, run_sweep
+    from designer.explore.spec import load_sweep
+
+    sweep = load_sweep(args.file, _catalog(args))
+    _quiet_dask()
+    header = columns(sweep)
+    sink = (ParquetRows if args.parquet else CsvRows)(args.output, header)
+    show = _progress_printer()
+    written = [0]
+
+    def write(row: dict) -> None:
+        sink.write(row)
+        written[0] += 1
+
+    try:
+        with _stop_on_ctrl_c() as stop, dask_client(args.scheduler, args.workers) as client:
+            show(run_sweep(sweep, client, write, stop=stop, on_progress=show), final=True)
+    finally:
+        sink.close()  # whatever ends the run, every finished row is in the file
+    stopped = stop.is_set()
+    print(f"{'stopped: ' if stopped else ''}wrote {args.output}: {written[0]:,} rows of {sweep.count():,} points",
+          file=sys.stderr)
+    return 130 if stopped else 0
+
+
+def cmd_optimize(args) -> int:
+    import json
+
+    from designer.explore.optimize import optimize
+    from designer.explore.runner import dask_client
+    from designer.explore.spec import design_of, load_sweep
+    from designer.io.files import save_design
+
+    catalog = _catalog(args)
+    sweep = load_sweep(args.file, catalog)
+    _quiet_dask()
+    show = _progress_printer()
+    with _stop_on_ctrl_c() as stop, dask_client(args.scheduler, args.workers) as client:
+        answer, progress = optimize(sweep, client, stop, on_progress=show)
+    show(progress, final=True)
+    if stop.is_set():
+        print(f"stopped after {progress.done:,} of {progress.total:,} points: the best of those", file=sys.stderr)
+    print(answer.explain(sweep))
+    if answer.best is None:
+        return 1
+    if args.output:
+        save_design(design_of(json.loads(answer.best["design"]), catalog), args.output)
+        print(f"wrote {args.output}")
+    return 0
+
+
 def cmd_gui(args) -> int:
     from designer.io.examples import default_example_path, resolve_design_path
     from designer.ui.app import run_app
@@ -233,7 +387,8 @@ def cmd_gui(args) -> int:
 
 
 HANDLERS = {"templates": cmd_templates, "new": cmd_new, "examples": cmd_examples,
-            "evaluate": cmd_evaluate, "export": cmd_export, "gui": cmd_gui}
+            "evaluate": cmd_evaluate, "export": cmd_export, "gui": cmd_gui, "compare": cmd_compare,
+            "sweep": cmd_sweep, "optimize": cmd_optimize}
 
 
 def main(argv: list[str] | None = None) -> int:

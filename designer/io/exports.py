@@ -8,6 +8,7 @@ import json
 import math
 import os
 
+from designer.engine.compare import Comparison
 from designer.engine.result import Result
 from designer.engine.summary import summary_rows
 from designer.io.files import DesignFileError, write_text_atomically
@@ -47,6 +48,10 @@ def result_json(result: Result) -> str:
     """The result as JSON that any reader accepts: a figure that is not finite (a time over a link
     of no capacity) is null, never NaN or Infinity."""
     return json.dumps(_finite(result.as_dict()), indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
+def comparison_json(comparison: Comparison) -> str:
+    return json.dumps(_finite(comparison.as_dict()), indent=2, allow_nan=False) + "\n"
 
 
 def _finite(value):

@@ -278,4 +278,67 @@ WORKLOAD_FILE = {
     **MODEL,
 }
 
-# Sweep and scenario files do not exist yet; a format that adds them adds its schema here.
+# A sweep file (`NAME.sweep.json`, designer.explore.spec): a template or a base design, what to vary,
+# the workloads and plans, the figures to keep and the constraints (and, to optimize, a goal).
+MAX_SWEEP_VALUES = 10_000  # values of one parameter, a range's included
+FIGURE_PATH = {"type": "string", "maxLength": 200, "pattern": r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$",
+               "x-expected": "a figure's dotted path in the JSON of `evaluate --json`, like \"training.days\""}
+_NUMBER = {"type": "number", "minimum": -1e18, "maximum": 1e18, "x-expected": "a number"}
+_SWEEP_VALUE = {"type": ["string", "number", "boolean"], "maxLength": MAX_NAME_CHARS, "pattern": _NAME_PATTERN,
+                "x-expected": "a parameter value: a text, a number or true/false"}
+_RANGE = {
+    "type": "object",
+    "required": ["from", "to"],
+    "additionalProperties": False,
+    "x-expected": "a range like {\"from\": 64, \"to\": 512, \"step\": 64} or "
+                  "{\"from\": 64, \"to\": 512, \"factor\": 2}",
+    "properties": {"from": _NUMBER, "to": _NUMBER,
+                   "step": {"type": "number", "exclusiveMinimum": 0, "maximum": 1e18,
+                            "x-expected": "a step above 0"},
+                   "factor": {"type": "number", "exclusiveMinimum": 1, "maximum": 1e6,
+                              "x-expected": "a factor above 1"}},
+}
+_VARIED = {
+    "if": {"type": "array"},
+    "then": {"type": "array", "minItems": 1, "maxItems": MAX_SWEEP_VALUES, "items": _SWEEP_VALUE},
+    "else": {"if": {"type": "object"}, "then": _RANGE, "else": _SWEEP_VALUE},
+}
+CONSTRAINT_PATTERN = r"^\s*([A-Za-z0-9_.-]+)\s*(<=|>=|<|>|==)\s*(-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?)\s*$"
+_TRAINING_WORKLOAD = {**WORKLOAD_SETTING["properties"]["training"],
+                      "properties": {k: v for k, v in WORKLOAD_SETTING["properties"]["training"]["properties"].items()
+                                     if k != "plan"}}
+
+SWEEP = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "Cluster Designer sweep file (NAME.sweep.json), version 1",
+    "type": "object",
+    "required": ["format", "version"],
+    "additionalProperties": False,
+    "properties": {
+        "format": {"const": "cluster-designer-sweep"},
+        "version": {"const": 1},
+        "name": _name(),
+        "description": _text(MAX_DESCRIPTION_CHARS),
+        "template": {"if": {"type": "array"},
+                     "then": {"type": "array", "minItems": 1, "maxItems": 64, "items": _name()},
+                     "else": {**_name(), "x-expected": "a template name (see `cluster-designer templates`) or a list"}},
+        "base": {**_name(4096), "x-expected": "a design file (relative to the sweep file) or an example name"},
+        "params": {"type": "object", "maxProperties": MAX_TEMPLATE_PARAMS,
+                   "propertyNames": {"pattern": r"^[a-z_]{1,40}$"}, "additionalProperties": _VARIED},
+        "parts": {"type": "object", "maxProperties": MAX_TEMPLATE_PARAMS, "propertyNames": _PART_ID,
+                  "additionalProperties": {"type": "array", "minItems": 1, "maxItems": 256, "items": _PART_ID,
+                                           "x-expected": "a list of catalogue part ids to put in its place"}},
+        "collective": WORKLOAD_SETTING["properties"]["collective"],
+        "workloads": {"type": "array", "minItems": 1, "maxItems": 256, "items": _TRAINING_WORKLOAD},
+        "plans": {"type": "array", "minItems": 1, "maxItems": 256,
+                  "items": {"type": "string", "maxLength": 200, "pattern": _NAME_PATTERN,
+                            "x-expected": "a plan like \"tp=8,pp=4\" or \"auto\""}},
+        "keep": {"type": "array", "maxItems": 256, "items": FIGURE_PATH},
+        "constraints": {"type": "array", "maxItems": 64,
+                        "items": {"type": "string", "maxLength": 240, "pattern": CONSTRAINT_PATTERN,
+                                  "x-expected": "a constraint like \"summary.power_kw <= 30000\""}},
+        "goal": {"type": "object", "additionalProperties": False, "minProperties": 1, "maxProperties": 1,
+                 "properties": {"minimize": FIGURE_PATH, "maximize": FIGURE_PATH},
+                 "x-expected": "{\"minimize\": FIGURE} or {\"maximize\": FIGURE}"},
+    },
+}

@@ -241,6 +241,8 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.act_export_summary)
         file_menu.addAction(self.act_export_bom)
         file_menu.addSeparator()
+        self._build_decide_actions(file_menu)
+        file_menu.addSeparator()
         file_menu.addAction(self.act_quit)
 
         edit = bar.addMenu("&Edit")
@@ -923,6 +925,62 @@ class MainWindow(QMainWindow):
             event.accept()
         else:
             event.ignore()
+
+
+    # --- deciding between designs: compare, sweep ------------------------------------------------------
+    def _build_decide_actions(self, menu) -> None:
+        a = self._action
+        a("compare", "Co&mpare…", self.compare_dialog, None,
+          "This design side by side with design files: every figure, the BOM and the plots")
+        a("compare_copy", "Compare with a Co&py", self.compare_with_copy, None,
+          "Open a copy of this design to edit, side by side with it; the comparison follows the edits")
+        a("sweep", "S&weep…", self.open_sweep, None,
+          "Evaluate a space of designs (NAME.sweep.json) on Dask and find the best")
+        for name in ("compare", "compare_copy", "sweep"):
+            menu.addAction(getattr(self, f"act_{name}"))
+        self.side_windows: list = []  # compare and sweep windows and the designs they open
+
+    def compare_dialog(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(self, "Compare with", self._last_dir(), FILE_FILTER)
+        if paths:
+            self.compare_with(paths)
+
+    def compare_with(self, paths: list[str] = (), windows: list | None = None):
+        from designer.ui.compare import CompareWindow
+
+        window = CompareWindow([self, *(windows or [])], list(paths))
+        self.side_windows.append(window)
+        window.show()
+        return window
+
+    def open_design_window(self, design: Design, message: str = "") -> MainWindow:
+        """Another main window on an unsaved design (a copy to edit, a sweep's point)."""
+        window = MainWindow(self.catalog, self.scheduler.debounce_ms, self.autosaver.interval)
+        window.resize(self.size())
+        window.document.reset(design, None)
+        window.results.set_workload(window.workload)
+        window.show()
+        window.fit_when_built()
+        if message:
+            window.show_message(message)
+        self.side_windows.append(window)
+        return window
+
+    def compare_with_copy(self):
+        """One action for the common case: a copy of this design opens to be edited, and a Compare
+        window shows this design against it, following the copy's edits."""
+        design = self.document.design.snapshot()
+        design.name = f"{design.name or self.document.display_name} (copy)"
+        copy = self.open_design_window(design, "A copy to edit: the Compare window follows its changes")
+        return copy, self.compare_with(windows=[copy])
+
+    def open_sweep(self):
+        from designer.ui.sweep import SweepWindow
+
+        window = SweepWindow(self)
+        self.side_windows.append(window)
+        window.show()
+        return window
 
 
 def _slug(name: str) -> str:

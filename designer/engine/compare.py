@@ -1,0 +1,207 @@
+"""Two or more evaluated designs side by side, each against the first: every summary row with its
+difference, ratio and whether it is better or worse; the bill of materials changes; the cost
+sections; and the curves (allreduce busbw by size, the training step's parts) to overlay.
+
+Plain data, no Qt: the CLI prints it (text, JSON, CSV) and the app's Compare window shows it."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+
+from designer.engine.figures import direction, summary_key
+from designer.engine.result import Result
+from designer.engine.summary import format_value, summary_rows
+
+
+@dataclass(frozen=True, slots=True)
+class ComparedRow:
+    """One summary row across the designs. `differences` and `ratios` are against the first design
+    (None where either value is missing or not a number, or the first is 0 for a ratio); `verdicts`
+    are "better", "worse", "same" or "" (no direction, or nothing to compare)."""
+
+    key: str
+    metric: str
+    unit: str
+    values: tuple
+    differences: tuple
+    ratios: tuple
+    verdicts: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class BomChange:
+    """A bill of materials line whose quantity differs: `change` is "added" (not in the first
+    design), "removed" (not in this one) or "changed"; quantities per design (0 where absent)."""
+
+    category: str
+    part: str
+    name: str
+    quantities: tuple[int, ...]
+    changes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    names: tuple[str, ...]
+    rows: tuple[ComparedRow, ...]
+    bom: tuple[BomChange, ...]
+    cost: tuple[ComparedRow, ...]
+    collectives: tuple[tuple[tuple[int, float | None], ...], ...]  # per design: (bytes, busbw GB/s) of auto rows
+    steps: tuple[tuple[tuple[str, float], ...], ...]  # per design: (step part, seconds)
+
+    def as_dict(self) -> dict:
+        def row_dict(row: ComparedRow) -> dict:
+            return {"key": row.key, "metric": row.metric, "unit": row.unit, "values": list(row.values),
+                    "differences": list(row.differences), "ratios": list(row.ratios), "verdicts": list(row.verdicts)}
+
+        return {
+            "designs": list(self.names),
+            "summary": [row_dict(row) for row in self.rows],
+            "cost": [row_dict(row) for row in self.cost],
+            "bom_changes": [{"category": c.category, "part": c.part, "name": c.name, "quantities": list(c.quantities),
+                             "changes": list(c.changes)} for c in self.bom],
+            "collectives": [[{"bytes": size, "busbw_gb_per_s": busbw} for size, busbw in curve]
+                            for curve in self.collectives],
+            "training_step": [dict(parts) for parts in self.steps],
+        }
+
+
+def _number(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def compared_row(key: str, metric: str, unit: str, values: list, better: int | None = None) -> ComparedRow:
+    better = direction(key) if better is None else better
+    first = _number(values[0])
+    differences, ratios, verdicts = [], [], []
+    for value in values:
+        number = _number(value)
+        if first is None or number is None:
+            differences.append(None)
+            ratios.append(None)
+            verdicts.append("")
+            continue
+        difference = number - first
+        differences.append(difference)
+        ratios.append(number / first if first else None)
+        if difference == 0:
+            verdicts.append("same")
+        elif better == 0:
+            verdicts.append("")
+        else:
+            verdicts.append("better" if (difference > 0) == (better > 0) else "worse")
+    return ComparedRow(key, metric, unit, tuple(values), tuple(differences), tuple(ratios), tuple(verdicts))
+
+
+def compare(results: list[Result], names: list[str]) -> Comparison:
+    """`results[0]` is the reference every other design is compared with."""
+    if len(results) < 2:
+        raise ValueError("a comparison needs two or more designs")
+    per_design = [{summary_key(m, u): (m, v, u) for m, v, u in summary_rows(r)} for r in results]
+    keys: dict[str, tuple[str, str]] = {}
+    for rows in per_design:
+        for key, (metric, _value, unit) in rows.items():
+            keys.setdefault(key, (metric, unit))
+    rows = tuple(compared_row(key, metric, unit, [d[key][1] if key in d else None for d in per_design])
+                 for key, (metric, unit) in keys.items())
+    return Comparison(tuple(names), rows, _bom_changes(results), _cost_rows(results),
+                      tuple(_busbw_curve(r) for r in results), tuple(r.training.step_parts() for r in results))
+
+
+def _cost_rows(results: list[Result]) -> tuple[ComparedRow, ...]:
+    """Every number of the cost section (whatever fields it has), cheaper is better."""
+    sections = [r.as_dict().get("cost") or {} for r in results]
+    keys = [k for k, v in sections[0].items() if _number(v) is not None or v is None]
+    for section in sections[1:]:
+        keys += [k for k in section if k not in keys and (_number(section[k]) is not None or section[k] is None)]
+    return tuple(compared_row(f"cost.{k}", k, "USD" if k.endswith("_usd") else "", [s.get(k) for s in sections],
+                              better=-1 if k.endswith("_usd") else 0) for k in keys)
+
+
+def _bom_changes(results: list[Result]) -> tuple[BomChange, ...]:
+    lines: dict[tuple[str, str], str] = {}
+    quantities = []
+    for result in results:
+        counted: dict[tuple[str, str], int] = {}
+        for row in result.bom.rows:
+            key = (row.category, row.part)
+            counted[key] = counted.get(key, 0) + row.quantity
+            lines.setdefault(key, row.name)
+        quantities.append(counted)
+    out = []
+    for (category, part), name in lines.items():
+        counts = tuple(q.get((category, part), 0) for q in quantities)
+        if len(set(counts)) == 1:
+            continue
+        changes = tuple("" if count == counts[0] else "added" if counts[0] == 0 else "removed" if count == 0
+                        else "changed" for count in counts)
+        out.append(BomChange(category, part, name, counts, changes))
+    return tuple(out)
+
+
+def _busbw_curve(result: Result) -> tuple[tuple[int, float | None], ...]:
+    rows = [row for row in result.collectives if row.algorithm == "auto"]
+    if rows:
+        op, ranks = rows[0].op, rows[0].ranks
+        rows = [row for row in rows if row.op == op and row.ranks == ranks]
+    return tuple((row.bytes, row.busbw_gb_per_s) for row in rows)
+
+
+# -- text ---------------------------------------------------------------------------------------
+
+def _shown(value) -> str:
+    return "" if value is None else format_value(value)
+
+
+def _ratio(value) -> str:
+    return "" if value is None else f"×{value:.3g}"
+
+
+_MARK = {"better": "+", "worse": "-", "same": "=", "": ""}
+
+
+def comparison_table(comparison: Comparison) -> str:
+    """The comparison as a text table: each design's value, then for every design after the first
+    its difference, ratio and + (better) / - (worse)."""
+    header = ["metric", "unit", *comparison.names]
+    for name in comparison.names[1:]:
+        header += [f"Δ {name}", "ratio", ""]
+    body = []
+    for row in (*comparison.rows, *comparison.cost):
+        cells = [row.metric, row.unit, *(_shown(v) for v in row.values)]
+        for i in range(1, len(row.values)):
+            cells += [_shown(row.differences[i]), _ratio(row.ratios[i]), _MARK[row.verdicts[i]]]
+        body.append(cells)
+    widths = [max(len(str(line[c])) for line in [header, *body]) for c in range(len(header))]
+    lines = ["  ".join(str(cell).ljust(width) if c < 2 else str(cell).rjust(width)
+                       for c, (cell, width) in enumerate(zip(line, widths))).rstrip() for line in [header, *body]]
+    if comparison.bom:
+        lines += ["", "bill of materials changes:"]
+        for change in comparison.bom:
+            counts = " → ".join(f"{q:,}" for q in change.quantities)
+            what = ", ".join(sorted({c for c in change.changes if c}))
+            lines.append(f"  {change.category:<12} {change.part:<24} {counts}  ({what})")
+    return "\n".join(lines) + "\n"
+
+
+def comparison_csv(comparison: Comparison) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    header = ["key", "metric", "unit", *comparison.names]
+    for name in comparison.names[1:]:
+        header += [f"difference {name}", f"ratio {name}", f"verdict {name}"]
+    writer.writerow(header)
+    for row in (*comparison.rows, *comparison.cost):
+        line = [row.key, row.metric, row.unit, *("" if v is None else v for v in row.values)]
+        for i in range(1, len(row.values)):
+            line += ["" if row.differences[i] is None else row.differences[i],
+                     "" if row.ratios[i] is None else row.ratios[i], row.verdicts[i]]
+        writer.writerow(line)
+    for change in comparison.bom:
+        writer.writerow([f"bom.{change.category}.{change.part}", change.name, "count", *change.quantities,
+                         *[x for i in range(1, len(change.quantities))
+                           for x in (change.quantities[i] - change.quantities[0], "", change.changes[i])]])
+    return buffer.getvalue()
+

@@ -1,0 +1,111 @@
+"""One point of a sweep, evaluated where it runs (a Dask worker, or this process): the design
+built from its recipe, the constraints tried first against bounds that cost no network or
+training model (exact power and peak compute, and the days a perfect machine would take), then
+the whole evaluation and the figures the sweep keeps.
+
+A row is a flat dict: `point`, the axes (`param.nodes`, `workload`, `plan`...), every kept figure
+under its path, `meets` (all constraints hold), `pruned` (the bound that ruled it out), `error`
+(why it could not be evaluated) and `design` (the recipe, JSON)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from designer.engine import evaluate
+from designer.engine import inventory as inv
+from designer.engine.evaluate import training_model
+from designer.engine.figures import FigureError, figure, figures
+from designer.engine.training import flops_per_token
+from designer.explore.spec import Constraint, design_of, recipe_text
+from designer.model.catalog import Catalog, default_catalog
+from designer.model.design import Design
+from designer.model.errors import DesignerError
+
+SECONDS_PER_DAY = 86_400.0
+# Figures known before the network and training models run: exactly, or as a lower bound.
+_EXACT = {"power": ("summary.power_kw", "power.total_kw"), "accelerators": ("summary.accelerators",
+                                                                            "inventory.accelerators")}
+_DAYS = ("training.days", "summary.days_to_train", "goodput.days")
+
+_base_designs: dict[str, Design] = {}  # base design files a worker has read, by path
+
+
+def bounds(design: Design, catalog: Catalog, workload: dict) -> dict[str, tuple[float, float]]:
+    """(lowest, highest) possible value of the figures that need no network model: power and
+    accelerators exactly, peak compute exactly, days to train from below (every accelerator at
+    its peak, no communication, no bubble)."""
+    copies = inv.multiplicities(design)
+    compute, _memory = inv.compute_and_memory(design, catalog, copies)
+    power_kw = inv.power(design, catalog, copies).total_kw
+    accelerators = sum(copies[i.id] for i in design.items.values() if i.kind == "accelerator")
+    out = {path: (power_kw, power_kw) for path in _EXACT["power"]}
+    out.update({path: (accelerators, accelerators) for path in _EXACT["accelerators"]})
+    for precision, value in compute.peak_tflops.items():
+        out[f"compute.peak_tflops.{precision}"] = (value, value)
+    tspec = (workload or {}).get("training") or {}
+    if accelerators:
+        model = training_model(tspec, accelerators)
+        precision = "fp8" if model.get("precision") == "fp8" else "bf16"
+        fastest = max((part.peak_tflops.get(precision) or part.peak_tflops.get("bf16") or 0.0
+                       for part in (catalog.get(i.part) for i in design.items.values() if i.kind == "accelerator")
+                       if part is not None), default=0.0)
+        if fastest:
+            seconds = model["tokens"] * flops_per_token(model, 3.0) / (accelerators * fastest * 1e12)
+            out.update({path: (seconds / SECONDS_PER_DAY, float("inf")) for path in _DAYS})
+    return out
+
+
+def ruled_out(constraints: list[Constraint], known: dict[str, tuple[float, float]]) -> str | None:
+    """The first constraint the bounds show cannot hold, in words; None if all may hold."""
+    for c in constraints:
+        if c.path not in known:
+            continue
+        low, high = known[c.path]
+        if c.op in ("<=", "<"):
+            impossible, shown = not c.holds(low), low
+        elif c.op in (">=", ">"):
+            impossible, shown = not c.holds(high), high
+        else:
+            impossible, shown = not low <= c.bound <= high, low
+        if impossible:
+            exact = "" if low == high else "at least " if shown == low else "at most "
+            return f"{c.path} is {exact}{shown:,.4g}, not {c.op} {c.bound:,.4g}"
+    return None
+
+
+def evaluate_point(point: dict, keep: list[str], constraints: list[Constraint], prune: bool = True,
+                   catalog: Catalog | None = None) -> dict[str, Any]:
+    """The row of one point. Never raises for a point that cannot be built or evaluated: its row
+    says why, and the sweep goes on."""
+    catalog = catalog or default_catalog()
+    recipe = point["recipe"]
+    row: dict[str, Any] = {"point": point["point"], **point["axes"], **dict.fromkeys(keep),
+                           "meets": False, "pruned": None, "error": None, "design": recipe_text(recipe)}
+    try:
+        design = design_of(recipe, catalog, _base_designs)
+        if prune:
+            known = bounds(design, catalog, recipe["workload"])
+            why = ruled_out(constraints, known)
+            if why is not None:
+                row["pruned"] = why
+                row.update({path: known[path][0] for path in keep if path in known and len(set(known[path])) == 1})
+                return row
+        tree = figures(evaluate(design, catalog, workload=recipe["workload"]))
+        for path in keep:
+            row[path] = figure(tree, path)
+        row["meets"] = all(c.holds(_number(row[c.path])) for c in constraints)
+    except (DesignerError, FigureError) as exc:
+        row["error"] = str(exc)
+    except Exception as exc:  # noqa: BLE001 - an engine bug on one point is recorded; the sweep goes on
+        row["error"] = f"{type(exc).__name__}: {exc}"
+    return row
+
+
+def evaluate_points(points: list[dict], keep: list[str], constraints: list[Constraint], prune: bool = True
+                    ) -> list[dict[str, Any]]:
+    """Several points in one task (a Dask task costs about a millisecond of scheduling)."""
+    return [evaluate_point(point, keep, constraints, prune) for point in points]
+
+
+def _number(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

@@ -1,0 +1,243 @@
+"""The Compare window: two or more designs side by side, each against the first
+(`designer.engine.compare`): the summary rows with difference, ratio and better/worse, the bill
+of materials and cost changes, and the allreduce bus bandwidth and training step of every design
+overlaid on one plot each.
+
+A design shown is either an open window (its latest result is shown, and the comparison follows
+its edits: "Compare with a Copy") or a file, evaluated once on a helper thread."""
+
+from __future__ import annotations
+
+import threading
+from html import escape
+from dataclasses import dataclass
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (QLabel, QMainWindow, QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout,
+                               QWidget)
+
+from designer.canvas import colors
+from designer.engine import evaluate
+from designer.engine.compare import Comparison, compare
+from designer.engine.sections import STEP_PARTS
+from designer.engine.summary import format_value
+from designer.io.files import load_design
+from designer.model.errors import DesignerError
+from designer.ui.results import plotstyle
+
+VERDICT_COLOR = {"better": colors.GOOD, "worse": colors.ERROR}
+
+
+@dataclass
+class Source:
+    """One design in the comparison: a live window or a file's result."""
+
+    name: str
+    result: Any = None
+    window: Any = None
+
+
+class _Relay(QObject):
+    evaluated = Signal(int, object, str)  # source index, result (None on failure), error
+
+
+class CompareWindow(QMainWindow):
+    updated = Signal()  # the comparison shown changed
+
+    def __init__(self, windows: list, files: list[str] = (), parent=None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Compare designs")
+        self.resize(1200, 800)
+        self.sources = [Source(w.document.display_name, w.last_result, w) for w in windows]
+        self.sources += [Source(str(f).rsplit("/", 1)[-1].removesuffix(".cluster.json")) for f in files]
+        self.comparison: Comparison | None = None
+        self._relay = _Relay(self)
+        self._relay.evaluated.connect(self._on_file_evaluated)
+        for index, source in enumerate(self.sources):
+            if source.window is not None:
+                source.window.evaluated.connect(lambda result, i=index: self._on_window_evaluated(i, result))
+                source.window.document.pathChanged.connect(lambda *_a, i=index: self._rename(i))
+                source.window.document.undo_stack.cleanChanged.connect(lambda *_a, i=index: self._rename(i))
+        for offset, path in enumerate(files):
+            index = len(windows) + offset
+            threading.Thread(target=self._evaluate_file, args=(index, str(path), windows[0].catalog),
+                             name="compare-evaluate", daemon=True).start()
+
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        self.state = QLabel("Evaluating…")
+        self.state.setTextFormat(Qt.TextFormat.RichText)
+        self.state.setObjectName("compareState")
+        layout.addWidget(self.state)
+        self.tabs = QTabWidget()
+        layout.addWidget(self.tabs, 1)
+        self.summary_table = QTableWidget()
+        self.summary_table.setObjectName("compareSummary")
+        self.summary_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.tabs.addTab(self.summary_table, "Summary")
+        self.plots = plotstyle.plot_view()
+        self.busbw_plot = self.plots.addPlot(row=0, col=0, axisItems={"bottom": plotstyle.LogSIAxis("bottom", "B")})
+        plotstyle.style_plot(self.busbw_plot, "Allreduce bus bandwidth")
+        self.busbw_plot.setLogMode(x=True, y=False)
+        plotstyle.label(self.busbw_plot, "bottom", "Message size", "B")
+        plotstyle.label(self.busbw_plot, "left", "Bus bandwidth", "GB/s")
+        self.step_plot = self.plots.addPlot(row=1, col=0)
+        plotstyle.style_plot(self.step_plot, "Training step")
+        plotstyle.label(self.step_plot, "left", "Time per step", "s")
+        self.step_plot.getAxis("bottom").setTicks([[(i, name.removesuffix("_s").replace("_", " "))
+                                                    for i, name in enumerate(STEP_PARTS)]])
+        self.legend = plotstyle.outside_legend(self.plots, row=2, columns=4)
+        self.tabs.addTab(self.plots, "Plots")
+        bom_page = QWidget()
+        bom_layout = QVBoxLayout(bom_page)
+        self.cost_label = QLabel()
+        self.cost_label.setObjectName("compareCost")
+        self.cost_label.setWordWrap(True)
+        self.cost_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        bom_layout.addWidget(self.cost_label)
+        self.bom_table = QTableWidget()
+        self.bom_table.setObjectName("compareBom")
+        self.bom_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        bom_layout.addWidget(self.bom_table, 1)
+        self.tabs.addTab(bom_page, "BOM and cost")
+        self.setCentralWidget(central)
+        self._refresh()
+
+    # --- sources ---------------------------------------------------------------------------------
+    def _evaluate_file(self, index: int, path: str, catalog) -> None:
+        try:
+            result, error = evaluate(load_design(path, catalog), catalog), ""
+        except (DesignerError, OSError) as exc:
+            result, error = None, str(exc)
+        self._relay.evaluated.emit(index, result, error)
+
+    def _on_file_evaluated(self, index: int, result, error: str) -> None:
+        if result is None:
+            self.state.setText(escape(f"{self.sources[index].name}: {error}"))
+            return
+        self.sources[index].result = result
+        self._refresh()
+
+    def _on_window_evaluated(self, index: int, result) -> None:
+        self.sources[index].result = result
+        self._refresh()
+
+    def _rename(self, index: int) -> None:
+        window = self.sources[index].window
+        self.sources[index].name = window.document.display_name + (" *" if window.document.is_modified() else "")
+        self._refresh()
+
+    # --- showing ---------------------------------------------------------------------------------
+    def _refresh(self) -> None:
+        missing = [s.name for s in self.sources if s.result is None]
+        if missing:
+            self.state.setText(escape(f"Evaluating {', '.join(missing)}…"))
+            return
+        names = [s.name for s in self.sources]
+        self.comparison = compare([s.result for s in self.sources], names)
+        self.state.setText("   ".join(f"<b>{letter(i)}</b>: {escape(name)}" for i, name in enumerate(names))
+                           + f"<br>Each design against {letter(0)}: <span style='color:{colors.GOOD}'>green is better"
+                           f"</span>, <span style='color:{colors.ERROR}'>red is worse</span>")
+        self._show_summary(self.comparison)
+        self._show_plots(self.comparison)
+        self._show_bom(self.comparison)
+        self.updated.emit()
+
+    def _show_summary(self, comparison: Comparison) -> None:
+        names = comparison.names
+        headers = ["Metric", "Unit", *(letter(i) for i in range(len(names)))]
+        for i in range(1, len(names)):
+            headers += [f"Δ {letter(i)}", f"× {letter(i)}"]
+        rows = (*comparison.rows, *comparison.cost)
+        table = self.summary_table
+        table.setColumnCount(len(headers))
+        table.setHorizontalHeaderLabels(headers)
+        table.setRowCount(len(rows))
+        for r, row in enumerate(rows):
+            cells = [row.metric, row.unit, *("" if v is None else format_value(v) for v in row.values)]
+            for i in range(1, len(names)):
+                difference, ratio = row.differences[i], row.ratios[i]
+                cells += ["" if difference is None else ("+" if difference > 0 else "") + format_value(difference),
+                          "" if ratio is None else f"{ratio:.3g}"]
+            for c, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if c >= 2:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                if c >= 2 + len(names):
+                    verdict = row.verdicts[1 + (c - 2 - len(names)) // 2]
+                    if verdict in VERDICT_COLOR:
+                        item.setForeground(QBrush(QColor(VERDICT_COLOR[verdict])))
+                        item.setToolTip(verdict)
+                table.setItem(r, c, item)
+        _fit_columns(table)
+
+    def _show_plots(self, comparison: Comparison) -> None:
+        self.busbw_plot.clear()
+        self.step_plot.clear()
+        self.legend.clear()
+        count = len(comparison.names)
+        width = 0.8 / count
+        for i, name in enumerate(comparison.names):
+            color = colors.SERIES[i % len(colors.SERIES)]
+            curve = [(size, busbw) for size, busbw in comparison.collectives[i] if busbw is not None]
+            item = self.busbw_plot.plot([s for s, _ in curve], [b for _, b in curve], pen=pg.mkPen(color, width=2),
+                                        symbol="o", symbolSize=6, symbolBrush=color, symbolPen=None)
+            self.legend.addItem(item, f"{letter(i)}: {name}")
+            seconds = [value for _part, value in comparison.steps[i]]
+            bars = pg.BarGraphItem(x=[p - 0.4 + width * (i + 0.5) for p in range(len(seconds))], height=seconds,
+                                   width=width * 0.9, brush=color, pen=pg.mkPen(colors.CANVAS_BACKGROUND))
+            self.step_plot.addItem(bars)
+
+    def _show_bom(self, comparison: Comparison) -> None:
+        names = comparison.names
+        priced = [row for row in comparison.cost if any(isinstance(v, (int, float)) and v for v in row.values)
+                  and row.unit == "USD"]
+        if priced:
+            self.cost_label.setText("Cost: " + "; ".join(
+                f"{row.metric} " + " → ".join("n/a" if v is None else f"${v:,.0f}" for v in row.values)
+                + "".join(f" (Δ {d:+,.0f}, ×{r:.3g})" for d, r in zip(row.differences[1:], row.ratios[1:])
+                          if d is not None and r is not None) for row in priced))
+        else:
+            self.cost_label.setText("Cost: none of these designs has priced parts; the parts' quantities below "
+                                    "are what changes")
+        headers = ["Category", "Part", "Name", *(letter(i) for i in range(len(names))),
+                   *(f"Δ {letter(i)}" for i in range(1, len(names))), "Change"]
+        table = self.bom_table
+        table.setColumnCount(len(headers))
+        table.setHorizontalHeaderLabels(headers)
+        table.setRowCount(len(comparison.bom))
+        for r, change in enumerate(comparison.bom):
+            what = ", ".join(sorted({c for c in change.changes if c}))
+            deltas = [f"{q - change.quantities[0]:+,}" for q in change.quantities[1:]]
+            cells = [change.category, change.part, change.name, *(f"{q:,}" for q in change.quantities), *deltas, what]
+            for c, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if 3 <= c < len(cells) - 1:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                table.setItem(r, c, item)
+        _fit_columns(table)
+
+    def summary_cell(self, key: str, column: int) -> str:
+        """The text shown for the summary row `key` (see `engine.figures.summary_key`) in a column."""
+        rows = [*self.comparison.rows, *self.comparison.cost]
+        index = next(i for i, row in enumerate(rows) if row.key == key)
+        return self.summary_table.item(index, column).text()
+
+
+MAX_COLUMN_PX = 240
+
+
+def letter(index: int) -> str:
+    """The short name of the index-th design in headers and legends: A, B, … Z, A2, B2, …"""
+    return chr(ord("A") + index % 26) + (str(index // 26 + 1) if index >= 26 else "")
+
+
+def _fit_columns(table: QTableWidget) -> None:
+    """Columns as wide as their contents, at most MAX_COLUMN_PX (a long part name is cut)."""
+    table.resizeColumnsToContents()
+    for column in range(table.columnCount()):
+        if table.columnWidth(column) > MAX_COLUMN_PX:
+            table.setColumnWidth(column, MAX_COLUMN_PX)

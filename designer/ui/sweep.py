@@ -1,0 +1,316 @@
+"""The Sweep window: edit a sweep (the JSON of NAME.sweep.json), run it or find its best point on
+Dask (`designer.explore`, the engine and runner the CLI uses) on a helper thread, and watch the
+points arrive on a scatter of any two figures, coloured by a third, with the Pareto front drawn.
+Clicking a point, or double-clicking its row, opens its design in a window of its own; the table
+sorts by any column and filters on any text."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, QSortFilterProxyModel, Qt, QTimer, Signal
+from PySide6.QtGui import QStandardItem, QStandardItemModel
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QMainWindow, QPlainTextEdit,
+                               QPushButton, QSplitter, QTableView, QVBoxLayout, QWidget)
+
+from designer.canvas import colors
+from designer.engine.figures import direction
+from designer.explore.optimize import optimize
+from designer.explore.pareto import pareto_front
+from designer.explore.runner import columns, dask_client, progress_line, run_sweep
+from designer.explore.spec import Sweep, design_of, sweep_from_document
+from designer.model.errors import DesignerError
+from designer.model.validation import parse_json
+from designer.ui.results import plotstyle
+
+SWEEP_FILTER = "Sweeps (*.sweep.json);;JSON files (*.json);;All files (*)"
+STARTER = {
+    "format": "cluster-designer-sweep", "version": 1, "name": "H100 pods",
+    "template": "rail-fat-tree",
+    "params": {"nodes": {"from": 16, "to": 256, "factor": 2}, "oversubscription": [1, 2],
+               "gpu": ["h100-sxm", "h200-sxm"]},
+    "workloads": [{"model": "llama2-70b", "tokens": 2e12}],
+    "plans": ["auto"],
+    "keep": ["summary.power_kw", "training.days", "summary.accelerators", "training.mfu"],
+    "constraints": ["summary.power_kw <= 2500", "training.days <= 60"],
+    "goal": {"minimize": "summary.power_kw"},
+}
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class _Relay(QObject):
+    row = Signal(object)
+    progress = Signal(object)
+    done = Signal(str)
+
+
+class SweepWindow(QMainWindow):
+    finished = Signal(str)  # the run ended: what happened, in words
+    pointsShown = Signal(int)  # the scatter was redrawn with this many points
+
+    def __init__(self, main_window, processes: bool = True, workers: int | None = None,
+                 scheduler: str | None = None) -> None:
+        super().__init__()
+        self.setWindowTitle("Sweep")
+        self.resize(1400, 850)
+        self.main_window = main_window
+        self.processes, self.workers, self.scheduler = processes, workers, scheduler  # where the points run
+        self.path: str | None = None
+        self.sweep: Sweep | None = None
+        self.rows: list[dict] = []
+        self.pareto: list[int] = []
+        self.best_point: int | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._relay = _Relay(self)
+        self._relay.row.connect(self._on_row)
+        self._relay.progress.connect(lambda p: self.progress.setText(progress_line(p)))
+        self._relay.done.connect(self._on_done)
+        self._redraw = QTimer(self, singleShot=True, interval=150, timeout=self._draw)
+
+        # Left: the sweep's text and the buttons.
+        left = QWidget()
+        lv = QVBoxLayout(left)
+        buttons = QHBoxLayout()
+        self.open_button = QPushButton("Open…", clicked=self.open_dialog)
+        self.save_button = QPushButton("Save As…", clicked=self.save_dialog)
+        self.run_button = QPushButton("Run", clicked=lambda: self.run(find_best=False))
+        self.best_button = QPushButton("Find best", clicked=lambda: self.run(find_best=True))
+        self.stop_button = QPushButton("Stop", clicked=self.stop, enabled=False)
+        for button in (self.open_button, self.save_button, self.run_button, self.best_button, self.stop_button):
+            buttons.addWidget(button)
+        lv.addLayout(buttons)
+        self.editor = QPlainTextEdit(json.dumps(STARTER, indent=2))
+        self.editor.setObjectName("sweepText")
+        lv.addWidget(self.editor, 1)
+        self.status = QLabel("Edit the sweep, then Run (every point) or Find best (the goal, pruning what cannot win)")
+        self.status.setWordWrap(True)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lv.addWidget(self.status)
+        self.progress = QLabel("")
+        lv.addWidget(self.progress)
+
+        # Right: scatter above, table below.
+        right = QSplitter(Qt.Orientation.Vertical)
+        plot_box = QWidget()
+        pv = QVBoxLayout(plot_box)
+        axes = QHBoxLayout()
+        self.x_combo, self.y_combo, self.color_combo = QComboBox(), QComboBox(), QComboBox()
+        for text, combo in (("x:", self.x_combo), ("y:", self.y_combo), ("colour:", self.color_combo)):
+            axes.addWidget(QLabel(text))
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+            combo.currentIndexChanged.connect(lambda _i: self._redraw.start())
+            axes.addWidget(combo)
+        axes.addStretch(1)
+        pv.addLayout(axes)
+        self.plot = pg.PlotWidget(background=colors.CANVAS_BACKGROUND)
+        plotstyle.style_plot(self.plot.getPlotItem())
+        self.front_line = self.plot.plot([], [], pen=pg.mkPen(colors.SELECTION, width=2), name="Pareto front")
+        self.scatter = pg.ScatterPlotItem(size=9, pen=pg.mkPen(colors.TEXT, width=0.5), hoverable=True)
+        self.scatter.sigClicked.connect(self._on_clicked)
+        self.plot.addItem(self.scatter)
+        self.front_marks = pg.ScatterPlotItem(size=15, pen=pg.mkPen(colors.SELECTION, width=2.5), brush=None)
+        self.plot.addItem(self.front_marks)
+        self.best_mark = pg.ScatterPlotItem(size=22, symbol="star", pen=pg.mkPen(colors.BOTTLENECK, width=1.5),
+                                            brush=pg.mkBrush(colors.BOTTLENECK))
+        self.plot.addItem(self.best_mark)
+        for mark in (self.front_marks, self.best_mark):
+            mark.setZValue(-1)  # under the points: a click on a marked point reaches the point
+        pv.addWidget(self.plot, 1)
+        self.legend = QLabel("")
+        pv.addWidget(self.legend)
+        right.addWidget(plot_box)
+        table_box = QWidget()
+        tv = QVBoxLayout(table_box)
+        self.filter = QLineEdit(placeholderText="Filter rows (any column contains…)")
+        tv.addWidget(self.filter)
+        self.model = QStandardItemModel(self)
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setSortRole(SORT_ROLE)
+        self.proxy.setFilterKeyColumn(-1)
+        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.filter.textChanged.connect(self.proxy.setFilterFixedString)
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)  # points in order until the user sorts
+        self.table.setEditTriggers(QTableView.EditTrigger.NoEditTriggers)
+        self.table.doubleClicked.connect(lambda index: self.open_point(
+            int(self.proxy.index(index.row(), 0).data(SORT_ROLE))))
+        tv.addWidget(self.table)
+        right.addWidget(table_box)
+        right.setSizes([520, 330])
+
+        split = QSplitter()
+        split.addWidget(left)
+        split.addWidget(right)
+        split.setSizes([420, 980])
+        self.setCentralWidget(split)
+
+    # --- the sweep's file --------------------------------------------------------------------------
+    def open_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open sweep", "", SWEEP_FILTER)
+        if path:
+            self.open_path(path)
+
+    def open_path(self, path: str) -> None:
+        self.editor.setPlainText(Path(path).read_text(encoding="utf-8"))
+        self.path = path
+        self.setWindowTitle(f"Sweep — {Path(path).name}")
+
+    def save_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save sweep", "sweep.sweep.json", SWEEP_FILTER)
+        if path:
+            Path(path).write_text(self.editor.toPlainText(), encoding="utf-8")
+            self.path = path
+
+    def _parsed(self) -> Sweep | None:
+        source = self.path or "sweep"
+        try:
+            return sweep_from_document(parse_json(self.editor.toPlainText(), source), source,
+                                       self.main_window.catalog)
+        except DesignerError as exc:
+            self.status.setText(str(exc))
+            return None
+
+    # --- running -------------------------------------------------------------------------------------
+    def run(self, find_best: bool = False) -> bool:
+        """Start the sweep (or the search for its best point) on a helper thread; False if the
+        text is refused (the status line says why) or a run is under way."""
+        if self._thread is not None and self._thread.is_alive():
+            return False
+        sweep = self._parsed()
+        if sweep is None:
+            return False
+        if find_best and sweep.goal is None:
+            self.status.setText(f"{sweep.source}: $: Find best needs a goal, "
+                                "like {\"minimize\": \"summary.power_kw\"}")
+            return False
+        self.sweep = sweep
+        self.rows, self.pareto, self.best_point = [], [], None
+        self._set_columns(sweep)
+        self._stop.clear()
+        self.status.setText(f"{'Finding the best of' if find_best else 'Evaluating'} {sweep.count():,} points…")
+        for button in (self.run_button, self.best_button):
+            button.setEnabled(False)
+        self.stop_button.setEnabled(True)
+        self._thread = threading.Thread(target=self._work, args=(sweep, find_best), name="sweep", daemon=True)
+        self._thread.start()
+        return True
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.status.setText("Stopping: the points under way are dropped, the finished ones stay")
+
+    def _work(self, sweep: Sweep, find_best: bool) -> None:
+        try:
+            with dask_client(self.scheduler, self.workers, self.processes) as client:
+                if find_best:
+                    answer, progress = optimize(sweep, client, self._stop, self._relay.progress.emit,
+                                                self._relay.row.emit)
+                    self.best_point = answer.best["point"] if answer.best else None
+                    text = answer.explain(sweep)
+                else:
+                    progress = run_sweep(sweep, client, self._relay.row.emit, stop=self._stop,
+                                         on_progress=self._relay.progress.emit)
+                    text = f"{progress.done:,} of {progress.total:,} points evaluated" + \
+                        (f", {progress.failed:,} failed" if progress.failed else "")
+        except DesignerError as exc:
+            text = str(exc)
+        self._relay.done.emit(("Stopped. " if self._stop.is_set() else "") + text)
+
+    def _on_done(self, text: str) -> None:
+        self.status.setText(text)
+        for button in (self.run_button, self.best_button):
+            button.setEnabled(True)
+        self.stop_button.setEnabled(False)
+        self._draw()
+        self.finished.emit(text)
+
+    def _set_columns(self, sweep: Sweep) -> None:
+        self._columns = [c for c in columns(sweep) if c != "design"]
+        self.model.clear()
+        self.model.setHorizontalHeaderLabels(self._columns)
+        numeric = [a for a in sweep.axes if a.startswith("param.")] + sweep.figures
+        for combo in (self.x_combo, self.y_combo, self.color_combo):
+            combo.blockSignals(True)
+            combo.clear()
+            combo.addItems(numeric)
+            combo.blockSignals(False)
+        goal = sweep.goal[1] if sweep.goal else None
+        x = goal if goal in numeric else next((f for f in numeric if "power" in f or "cost" in f), numeric[0])
+        y = next((f for f in numeric if f.endswith("days") and f != x), numeric[min(1, len(numeric) - 1)])
+        color = next((f for f in numeric if f not in (x, y)), x)
+        self.x_combo.setCurrentText(x)
+        self.y_combo.setCurrentText(y)
+        self.color_combo.setCurrentText(color)
+
+    def _on_row(self, row: dict) -> None:
+        self.rows.append(row)
+        items = []
+        for name in self._columns:
+            value = row.get(name)
+            text = "" if value is None else (json.dumps(value) if isinstance(value, (dict, list))
+                                             else f"{value:,.4g}" if isinstance(value, float) else str(value))
+            item = QStandardItem(text)
+            item.setData(value if isinstance(value, (int, float)) else text, SORT_ROLE)
+            items.append(item)
+        self.model.appendRow(items)
+        if not self._redraw.isActive():
+            self._redraw.start()
+
+    # --- the scatter ---------------------------------------------------------------------------------
+    def _draw(self) -> None:
+        x_path, y_path, c_path = self.x_combo.currentText(), self.y_combo.currentText(), self.color_combo.currentText()
+        if not x_path or not y_path:
+            return
+        shown = [(i, row) for i, row in enumerate(self.rows)
+                 if _number(row.get(x_path)) is not None and _number(row.get(y_path)) is not None]
+        xy = [(_number(row[x_path]), _number(row[y_path])) for _i, row in shown]
+        tint = [_number(row.get(c_path)) for _i, row in shown]
+        known = [t for t in tint if t is not None]
+        low, high = (min(known), max(known)) if known else (0.0, 1.0)
+        cmap = pg.colormap.get("viridis")
+        brushes = [pg.mkBrush("#BBBBBB") if t is None else
+                   pg.mkBrush(cmap.map((t - low) / (high - low) if high > low else 0.5, mode="qcolor")) for t in tint]
+        meets = [row["meets"] for _i, row in shown]
+        symbols = ["o" if ok else "x" for ok in meets]
+        self.scatter.setData([p[0] for p in xy], [p[1] for p in xy], brush=brushes, symbol=symbols,
+                             data=[row["point"] for _i, row in shown])
+        front = pareto_front(xy, direction(x_path), direction(y_path))
+        self.pareto = [shown[i][1]["point"] for i in front]
+        self.front_line.setData([xy[i][0] for i in front], [xy[i][1] for i in front])
+        self.front_marks.setData([xy[i][0] for i in front], [xy[i][1] for i in front])
+        best = [(x, y) for (x, y), (_i, row) in zip(xy, shown) if row["point"] == self.best_point]
+        self.best_mark.setData([p[0] for p in best], [p[1] for p in best])
+        plot = self.plot.getPlotItem()
+        plotstyle.label(plot, "bottom", x_path, "")
+        plotstyle.label(plot, "left", y_path, "")
+        self.legend.setText(f"{len(xy):,} points · colour: {c_path} from {low:,.4g} (dark) to {high:,.4g} (yellow) · "
+                            f"o meets the constraints, x does not · orange: Pareto front ({len(front)} points)"
+                            + (" · star: best" if best else ""))
+        self.pointsShown.emit(len(xy))
+
+    def _on_clicked(self, _item, points, *_args) -> None:
+        if len(points):
+            self.open_point(int(points[0].data()))
+
+    def open_point(self, point: int):
+        """Open the design of a sweep's point in a window of its own (unsaved)."""
+        row = next(r for r in self.rows if r["point"] == point)
+        design = design_of(json.loads(row["design"]), self.main_window.catalog)
+        described = ", ".join(f"{k.removeprefix('param.')}={row[k]}" for k in self.sweep.axes if k in row)
+        design.name = f"{self.sweep.name}: {described}"[:200]
+        return self.main_window.open_design_window(design, f"Point {point} of sweep {self.sweep.name}")
+
+    def closeEvent(self, event) -> None:
+        self._stop.set()
+        super().closeEvent(event)
+
+
+def _number(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

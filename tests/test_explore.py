@@ -1,0 +1,199 @@
+"""Compare, sweep and optimize without Qt: the rows of a sweep are the figures of each point
+evaluated alone, on any Dask cluster; a stopped sweep keeps its rows; bad sweep files are refused
+naming the JSON path."""
+
+from __future__ import annotations
+
+import csv
+import json
+import threading
+
+import pytest
+from dask.distributed import Client, LocalCluster
+
+from designer.cli import main
+from designer.engine import evaluate
+from designer.engine.compare import compare
+from designer.engine.figures import FigureError, figure, figures
+from designer.explore.optimize import OptimizeError, optimize
+from designer.explore.runner import CsvRows, columns, run_sweep
+from designer.explore.spec import SweepError, design_of, sweep_from_document
+from designer.io.examples import resolve_design_path
+from designer.io.files import load_design
+
+DOZEN = {"format": "cluster-designer-sweep", "version": 1, "template": "rail-fat-tree",
+         "params": {"nodes": {"from": 4, "to": 16, "factor": 2}, "oversubscription": [1, 2]},
+         "workloads": [{"model": "megatron-1.7b", "tokens": 1e11}], "plans": ["auto", "tp=2,pp=1"],
+         "keep": ["summary.power_kw", "training.days", "collectives.3.busbw_gb_per_s", "training.plan"],
+         "constraints": ["summary.power_kw <= 100"]}
+
+
+@pytest.fixture(scope="module")
+def client():
+    with Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0") as c:
+        yield c
+
+
+def _rows(sweep, client, **options) -> list[dict]:
+    rows: list[dict] = []
+    run_sweep(sweep, client, rows.append, **options)
+    return sorted(rows, key=lambda row: row["point"])
+
+
+def test_a_sweep_of_a_dozen_points_gives_the_figures_of_each_point_evaluated_alone(client):
+    sweep = sweep_from_document(DOZEN, "dozen.sweep.json")
+    assert sweep.count() == 12
+    rows = _rows(sweep, client)
+    assert [row["point"] for row in rows] == list(range(12))
+    for row, point in zip(rows, sweep.points()):
+        assert row["error"] is None
+        alone = figures(evaluate(design_of(point["recipe"]), workload=point["recipe"]["workload"]))
+        for path in sweep.figures:
+            assert row[path] == figure(alone, path), (row["point"], path)
+        assert row["meets"] == (alone["summary"]["power_kw"] <= 100)
+        # The row's design rebuilds the same point.
+        assert design_of(json.loads(row["design"])).settings["workload"] == point["recipe"]["workload"]
+    assert {row["param.nodes"] for row in rows} == {4, 8, 16}
+    assert any(not row["meets"] for row in rows) and any(row["meets"] for row in rows)
+
+
+def test_an_in_process_cluster_and_a_local_cluster_of_processes_give_the_same_rows(client):
+    sweep = sweep_from_document({**DOZEN, "params": {"nodes": [4, 8], "oversubscription": [1, 2]}}, "s.sweep.json")
+    in_process = _rows(sweep, client)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
+            Client(cluster) as processes:
+        assert len(processes.nthreads()) == 2
+        assert _rows(sweep, processes, batch=1) == in_process
+
+
+def test_a_stopped_sweep_keeps_the_rows_finished(client, tmp_path):
+    sweep = sweep_from_document({**DOZEN, "params": {"nodes": {"from": 2, "to": 40, "step": 2}}}, "s.sweep.json")
+    assert sweep.count() == 40
+    out = tmp_path / "rows.csv"
+    sink = CsvRows(out, columns(sweep))
+    stop = threading.Event()
+    written: list[int] = []
+
+    def on_row(row):
+        sink.write(row)
+        written.append(row["point"])
+        if len(written) == 10:
+            stop.set()
+
+    progress = run_sweep(sweep, client, on_row, stop=stop, batch=2)
+    sink.close()
+    with open(out, newline="") as handle:
+        kept = list(csv.DictReader(handle))
+    assert 10 <= len(kept) < 40
+    assert [int(row["point"]) for row in kept] == written
+    assert progress.done == len(kept)
+    assert all(row["summary.power_kw"] for row in kept)
+
+
+def test_a_failing_point_records_its_error_and_the_sweep_goes_on(client):
+    sweep = sweep_from_document({**DOZEN, "params": {"nodes": [4], "gpu": ["h100-sxm", "mi300x"]},
+                                 "plans": ["auto"]}, "s.sweep.json")
+    rows = _rows(sweep, client)
+    assert len(rows) == 2
+    assert rows[0]["error"] is None
+    assert "MI300X" in rows[1]["error"] and rows[1]["summary.power_kw"] is None
+
+
+def test_compare_of_a_design_with_itself_shows_every_difference_zero():
+    result = evaluate(load_design(resolve_design_path("nvidia-superpod-h100-4su")))
+    comparison = compare([result, result], ["a", "a copy"])
+    numeric = [row for row in comparison.rows if row.differences[1] is not None]
+    assert len(numeric) > 30
+    assert all(row.differences[1] == 0 and row.ratios[1] in (1, None) and row.verdicts[1] == "same" for row in numeric)
+    assert comparison.bom == ()
+    assert comparison.collectives[0] == comparison.collectives[1] and comparison.collectives[0]
+
+
+def test_compare_marks_better_and_worse_and_the_bom_change():
+    from designer.topologies import generate
+
+    small, big = (evaluate(generate("rail-fat-tree", nodes=n)) for n in (4, 8))
+    comparison = compare([small, big], ["4", "8"])
+    by_key = {row.key: row for row in comparison.rows}
+    assert by_key["power_kw"].verdicts[1] == "worse" and by_key["power_kw"].ratios[1] == pytest.approx(2)
+    assert by_key["peak_bf16_fp16_tflops"].verdicts[1] == "better"
+    assert by_key["servers"].differences[1] == 4 and by_key["servers"].verdicts[1] == ""
+    servers = next(c for c in comparison.bom if c.part == "dgx-h100")
+    assert servers.quantities == (4, 8) and servers.changes == ("", "changed")
+
+
+def test_cli_compare_prints_json_and_csv(capsys):
+    assert main(["compare", "nvidia-superpod-h100-4su", "nvidia-superpod-h100-4su", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["designs"] == ["nvidia-superpod-h100-4su"] * 2
+    assert all(d in (0, None) for row in data["summary"] for d in row["differences"])
+    assert main(["compare", "nvidia-superpod-h100-4su", "google-tpu-v4-pod", "--csv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("key,metric,unit,nvidia-superpod-h100-4su,google-tpu-v4-pod")
+    power = next(line for line in lines if line.startswith("power_kw,"))
+    assert power.endswith(("better", "worse"))
+
+
+@pytest.mark.parametrize("change, where", [
+    ({"params": {"nodes": "x", "bogus": [1]}}, "$.params.bogus"),
+    ({"params": {"nodes": {"from": 8, "to": 4, "step": 1}}}, "$.params.nodes"),
+    ({"plans": ["auto", "tp=8,qq=2"]}, "$.plans[1]"),
+    ({"constraints": ["summary.power_kw <= lots"]}, "$.constraints[0]"),
+    ({"keep": ["training days"]}, "$.keep[0]"),
+    ({"template": "rail-fat-tee"}, "$.template"),
+    ({"base": "x.cluster.json"}, "$"),
+])
+def test_a_bad_sweep_file_is_refused_naming_the_json_path(change, where):
+    with pytest.raises(SweepError) as refused:
+        sweep_from_document({**DOZEN, **change}, "bad.sweep.json")
+    assert f"bad.sweep.json: {where}:" in str(refused.value)
+
+
+def test_a_base_design_sweep_swaps_parts():
+    base = resolve_design_path("nvidia-superpod-h100-4su")
+    sweep = sweep_from_document({"format": "cluster-designer-sweep", "version": 1, "base": str(base),
+                                 "parts": {"h100-sxm": ["h100-sxm", "h200-sxm"]}}, "b.sweep.json")
+    designs = [design_of(p["recipe"]) for p in sweep.points()]
+    parts = [{i.part for i in d.items.values() if i.kind == "accelerator"} for d in designs]
+    assert parts == [{"h100-sxm"}, {"h200-sxm"}]
+
+
+OPTIMIZE = {**DOZEN, "params": {"nodes": [2, 4, 8, 16, 32]}, "plans": ["auto"],
+            "workloads": [{"model": "megatron-1.7b", "tokens": 3e11}],
+            "constraints": ["training.days <= 5", "summary.power_kw <= 300"], "goal": {"minimize": "summary.power_kw"}}
+
+
+def test_optimize_finds_the_cheapest_design_meeting_the_constraints_and_says_why(client):
+    sweep = sweep_from_document(OPTIMIZE, "o.sweep.json")
+    answer, _progress = optimize(sweep, client)
+    alone = {n: figures(evaluate(design_of(p["recipe"]), workload=p["recipe"]["workload"]))
+             for n, p in zip([2, 4, 8, 16, 32], sweep.points())}
+    meets = [n for n, f in alone.items() if f["training"]["days"] <= 5 and f["summary"]["power_kw"] <= 300]
+    assert answer.best["param.nodes"] == min(meets)
+    assert answer.runner_up["param.nodes"] == sorted(meets)[1]
+    assert answer.pruned >= 1  # 32 nodes draw more than 300 kW: known without evaluating
+    text = answer.explain(sweep)
+    assert "runner-up" in text and "ruled out" in text and "training.days <= 5" in text
+
+
+def test_optimize_on_a_figure_not_computed_says_so(client):
+    sweep = sweep_from_document({**OPTIMIZE, "goal": {"minimize": "cost.capital_usd"}}, "o.sweep.json")
+    with pytest.raises(OptimizeError, match="figure 'cost.capital_usd' is not computed"):
+        optimize(sweep, client)
+    with pytest.raises(FigureError, match="figure 'cost.nothing' is not computed"):
+        figure({"cost": {"total_usd": 1}}, "cost.nothing")
+
+
+def test_cli_sweep_writes_every_row_and_optimize_writes_the_winner(tmp_path, capsys):
+    spec = tmp_path / "s.sweep.json"
+    spec.write_text(json.dumps({**OPTIMIZE, "params": {"nodes": [2, 4, 8]}}))
+    out = tmp_path / "rows.parquet"
+    assert main(["sweep", str(spec), "-o", str(out), "--parquet", "--workers", "1"]) == 0
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(out).to_pylist()
+    assert sorted(row["param.nodes"] for row in table) == [2, 4, 8]
+    best = tmp_path / "best.cluster.json"
+    assert main(["optimize", str(spec), "-o", str(best), "--workers", "1"]) == 0
+    assert "best: nodes=" in capsys.readouterr().out
+    assert load_design(best).settings["workload"]["training"]["model"] == "megatron-1.7b"
