@@ -91,12 +91,12 @@ def test_a_stopped_sweep_keeps_the_rows_finished(client, tmp_path):
 
 
 def test_a_failing_point_records_its_error_and_the_sweep_goes_on(client):
-    sweep = sweep_from_document({**DOZEN, "params": {"nodes": [4], "gpu": ["h100-sxm", "mi300x"]},
-                                 "plans": ["auto"]}, "s.sweep.json")
+    # 100,000 DGX H100 need 800,000 NIC ports: more than a three-tier QM9700 fabric joins.
+    sweep = sweep_from_document({**DOZEN, "params": {"nodes": [4, 100_000]}, "plans": ["auto"]}, "s.sweep.json")
     rows = _rows(sweep, client)
     assert len(rows) == 2
     assert rows[0]["error"] is None
-    assert "MI300X" in rows[1]["error"] and rows[1]["summary.power_kw"] is None
+    assert "is the most" in rows[1]["error"] and rows[1]["summary.power_kw"] is None
 
 
 def test_compare_of_a_design_with_itself_shows_every_difference_zero():
@@ -115,7 +115,9 @@ def test_compare_marks_better_and_worse_and_the_bom_change():
     small, big = (evaluate(generate("rail-fat-tree", nodes=n)) for n in (4, 8))
     comparison = compare([small, big], ["4", "8"])
     by_key = {row.key: row for row in comparison.rows}
-    assert by_key["power_kw"].verdicts[1] == "worse" and by_key["power_kw"].ratios[1] == pytest.approx(2)
+    assert by_key["power_kw"].verdicts[1] == "worse"
+    assert by_key["power_kw"].ratios[1] == pytest.approx(big.power.total_kw / small.power.total_kw)
+    assert by_key["power_kw"].ratios[1] > 1
     assert by_key["peak_bf16_fp16_tflops"].verdicts[1] == "better"
     assert by_key["servers"].differences[1] == 4 and by_key["servers"].verdicts[1] == ""
     servers = next(c for c in comparison.bom if c.part == "dgx-h100")
@@ -177,8 +179,8 @@ def test_optimize_finds_the_cheapest_design_meeting_the_constraints_and_says_why
 
 
 def test_optimize_on_a_figure_not_computed_says_so(client):
-    sweep = sweep_from_document({**OPTIMIZE, "goal": {"minimize": "cost.capital_usd"}}, "o.sweep.json")
-    with pytest.raises(OptimizeError, match="figure 'cost.capital_usd' is not computed"):
+    sweep = sweep_from_document({**OPTIMIZE, "goal": {"minimize": "cost.nothing"}}, "o.sweep.json")
+    with pytest.raises(OptimizeError, match="figure 'cost.nothing' is not computed"):
         optimize(sweep, client)
     with pytest.raises(FigureError, match="figure 'cost.nothing' is not computed"):
         figure({"cost": {"total_usd": 1}}, "cost.nothing")
