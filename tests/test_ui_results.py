@@ -292,6 +292,25 @@ def test_workload_panel_changes_emit_workload_changed(panel, qtbot):
     assert blocker.args[0]["training"]["plan"]["zero"] == 3
 
 
+def test_auto_plan_fields_show_the_plan_the_engine_chose(panel, qtbot, real_result):
+    plan = real_result.training.plan
+    assert plan.auto
+    form = panel.training.workload_form
+    with qtbot.assertNotEmitted(panel.workloadChanged):
+        panel.show_result(real_result)
+    panel.tabs.setCurrentWidget(panel.training_page)
+    assert [form.spins[key].value() for key in ("tp", "pp", "vp", "dp", "cp", "ep", "mb")] == \
+        [plan.tp, plan.pp, plan.vp, plan.dp, plan.cp, plan.ep, plan.mb]
+    assert form.zero_combo.currentIndex() == plan.zero and form.recompute_combo.currentText() == plan.recompute
+    shown = panel.training.labels["plan"].text()
+    assert "auto True" not in shown and shown.endswith("(chosen by the auto plan)")
+    # Unticking Auto starts the manual plan from the chosen one.
+    with qtbot.waitSignal(panel.workloadChanged, timeout=1000) as blocker:
+        qtbot.mouseClick(form.auto_plan, Qt.MouseButton.LeftButton, pos=QPoint(8, form.auto_plan.height() // 2))
+    assert blocker.args[0]["training"]["plan"]["tp"] == plan.tp
+    assert blocker.args[0]["training"]["plan"]["dp"] == plan.dp
+
+
 def _type_into(qtbot, spin, value: int) -> None:
     """Select the spin box's text and type a number, then Enter, as a user does."""
     qtbot.mouseClick(spin.lineEdit(), Qt.MouseButton.LeftButton)

@@ -47,19 +47,21 @@ def memory_text(memory: MemoryPerGpu | None, capacity_gb: float | None) -> str:
 
 
 PLAN_NAMES = {"tp": "TP", "pp": "PP", "vp": "VP", "dp": "DP", "cp": "CP", "sp": "SP", "ep": "EP", "mb": "micro-batch",
-              "recompute": "recompute", "zero": "ZeRO", "attention": "attention", "auto": "auto"}
+              "recompute": "recompute", "zero": "ZeRO", "attention": "attention"}
 OVERLAP_TEXT = {"none": "exposed", "partial": "half hidden", "full": "hidden"}
 
 
 def plan_text(plan: Plan | str | Mapping[str, Any] | None) -> str:
-    """"TP 8 · PP 4 · DP 16 · micro-batch 1 · recompute selective · ZeRO 1 · auto True"; a plan
-    as requested (when the workload could not be read) is shown as it was given."""
+    """"TP 8 · PP 4 · DP 16 · micro-batch 1 · recompute selective · ZeRO 1 (chosen by the auto
+    plan)"; a plan as requested (when the workload could not be read) is shown as it was given."""
     if plan is None:
         return NOT_COMPUTED
     if isinstance(plan, str):
         return plan
-    figures = plan.as_dict() if isinstance(plan, Plan) else plan
-    return " · ".join(f"{PLAN_NAMES.get(name, name)} {value}" for name, value in figures.items() if value is not None)
+    figures = dict(plan.as_dict() if isinstance(plan, Plan) else plan)
+    chosen = figures.pop("auto", False)
+    text = " · ".join(f"{PLAN_NAMES.get(name, name)} {value}" for name, value in figures.items() if value is not None)
+    return f"{text} (chosen by the auto plan)" if chosen else text
 
 
 def overlap_text(overlap: Mapping[str, str] | None) -> str:

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
 
 from designer.canvas import colors
 from designer.engine.result import Result
+from designer.engine.sections import Plan
 from designer.engine.summary import format_value
 from designer.ui.results import plotstyle
 from designer.ui.results.formatting import (NOT_COMPUTED, count, fits_text, memory_text, overlap_text,
@@ -112,6 +113,8 @@ class TrainingTab:
             labels["fits"].setText(fits_text(t))
             labels["fits"].setStyleSheet(f"color: {colors.GOOD if t.fits else colors.ERROR}; font-weight: bold;")
         labels["plan"].setText(plan_text(t.plan))
+        if isinstance(t.plan, Plan) and t.plan.auto:
+            self.workload_form.show_chosen_plan(t.plan.as_dict())
         exposed = [f"{STEP_LABELS[key]} {si(seconds, 's')}"
                    for key, seconds in t.step_parts() if key != "compute_s" and seconds > 0]
         labels["exposed"].setText(", ".join(exposed) if t.step_time_s is not None and exposed else

@@ -150,22 +150,36 @@ class WorkloadForm(QObject):
             plan = training.get("plan", "auto")
             self.auto_plan.setChecked(plan in (None, "auto"))
             if isinstance(plan, Mapping):
-                for key, spin in self.spins.items():
-                    spin.setValue(int(plan.get(key, PLAN_DEFAULTS.get(key, 1))))
-                self.sp_check.setChecked(bool(plan.get("sp", PLAN_DEFAULTS["sp"])))
-                recompute = str(plan.get("recompute", PLAN_DEFAULTS["recompute"]))
-                if recompute in RECOMPUTE:
-                    self.recompute_combo.setCurrentText(recompute)
-                self.zero_combo.setCurrentIndex(int(plan.get("zero", PLAN_DEFAULTS["zero"])))
-                attention = str(plan.get("attention", PLAN_DEFAULTS["attention"]))
-                if attention in ATTENTION:
-                    self.attention_combo.setCurrentText(attention)
+                self._show_plan(plan)
             overlap = {**OVERLAP_DEFAULTS, **(training.get("overlap") or {})}
             for part, combo in self.overlap_combos.items():
                 combo.setCurrentText(str(overlap[part]))
             self._sync_plan_enabled()
         finally:
             self._updating = False
+
+    def show_chosen_plan(self, plan: Mapping) -> None:
+        """While the plan is auto, the (disabled) plan fields show the plan the engine chose, so
+        unticking Auto starts from it; a manual plan is left as the user set it."""
+        if not self.auto_plan.isChecked():
+            return
+        self._updating = True
+        try:
+            self._show_plan(plan)
+        finally:
+            self._updating = False
+
+    def _show_plan(self, plan: Mapping) -> None:
+        for key, spin in self.spins.items():
+            spin.setValue(int(plan.get(key, PLAN_DEFAULTS.get(key, 1))))
+        self.sp_check.setChecked(bool(plan.get("sp", PLAN_DEFAULTS["sp"])))
+        recompute = str(plan.get("recompute", PLAN_DEFAULTS["recompute"]))
+        if recompute in RECOMPUTE:
+            self.recompute_combo.setCurrentText(recompute)
+        self.zero_combo.setCurrentIndex(int(plan.get("zero", PLAN_DEFAULTS["zero"])))
+        attention = str(plan.get("attention", PLAN_DEFAULTS["attention"]))
+        if attention in ATTENTION:
+            self.attention_combo.setCurrentText(attention)
 
     def _sync_plan_enabled(self) -> None:
         manual = not self.auto_plan.isChecked()
