@@ -56,7 +56,9 @@ def performance_sections(result: Result) -> list[str]:
         memory = training.memory_per_gpu_gb
         lines.append("  memory per GPU " + ", ".join(f"{k} {v:.1f} GB" for k, v in memory.as_dict().items()))
         if isinstance(training.plan, Plan):
-            lines.append("  plan " + ", ".join(f"{k} {v}" for k, v in training.plan.as_dict().items()))
+            figures = training.plan.as_dict()
+            chosen = " (chosen by the auto plan)" if figures.pop("auto") else ""
+            lines.append("  plan " + ", ".join(f"{k} {v}" for k, v in figures.items()) + chosen)
         if training.overlap is not None:
             lines.append("  overlap (hidden behind compute) " + ", ".join(f"{k} {v}" for k, v in
                                                                            training.overlap.items()))
