@@ -88,6 +88,8 @@ def _training(point: dict, models: dict, catalog) -> Outcome:
     if design is None:
         return Outcome(None, why)
     training = {"model": model, "plan": plan}
+    if "overlap" in point:  # what the run's stack overlapped, where its paper says so
+        training["overlap"] = point["overlap"]
     for key in ("global_batch", "seq"):
         if key in point:
             training[key] = point[key]
@@ -146,6 +148,8 @@ def render(outcomes: list[tuple[dict, Outcome]]) -> str:
         "- **new**: added in 2026-11, beyond the rows of [calibration.md](calibration.md).",
         "- *pending (plan key X)*: the run used a plan key, model field or template parameter the engine",
         "  does not take yet; the row is kept and is evaluated once it does.",
+        "- *not re-verified*: the figure or setup was checked against no public text in 2026-11 (quoted",
+        "  from the paper by memory); the note says what is unconfirmed.",
         "",
         "Collective figures are nccl-tests bus bandwidths (GB/s); training figures are TFLOP/s per GPU",
         "(counting recomputation, as Megatron-LM reports them) or model FLOPs utilization (MFU).",
@@ -172,10 +176,13 @@ def render(outcomes: list[tuple[dict, Outcome]]) -> str:
         setup = point["setup"]
         if point["kind"] == "training":
             setup += f"; plan `{point['plan']}`"
+            if "overlap" in point:
+                setup += "; overlap " + ", ".join(f"{k}={v}" for k, v in point["overlap"].items())
         lines.append("| {} | {} | {} | {} | {} | {} | {} |".format(
             point["id"], role, setup, _figure(point["measured"], metric),
             _figure(outcome.predicted, metric) if outcome.predicted is not None else f"*{outcome.status}*",
-            f"{100 * error:+.1f} %" if error is not None else "", point["source"]))
+            f"{100 * error:+.1f} %" if error is not None else "",
+            point["source"] + (f" — *not re-verified: {point['unverified']}*" if "unverified" in point else "")))
     return "\n".join(lines) + "\n"
 
 

@@ -329,3 +329,37 @@ def test_cerebras_refuses_a_fixed_plan_by_setting():
     assert info.value.setting == "training.plan"
     training_section = evaluate(design).training
     assert training_section.timed and training_section.overlap is None and "MemoryX" in training_section.memory_model
+
+
+# -- parallel attention + MLP block -------------------------------------------------------------
+
+@pytest.mark.parametrize("sp, recompute, reductions", [(0, "selective", 2), (1, "selective", 2), (0, "full", 3)])
+def test_a_parallel_block_makes_one_tp_reduction_per_pass(fabric, sp, recompute, reductions):
+    """PaLM's y = x + Attn(LN(x)) + MLP(LN(x)) sums both output projections before one reduction:
+    per layer and micro-batch, one allreduce (or reduce-scatter + all-gather under SP) forward, one
+    backward, one more for a recomputed forward; the serial layer makes twice as many."""
+    serial = {**workloads.preset("gpt3-175b"), "parallel_block": False}
+    parallel = {**serial, "parallel_block": True}
+    plan = dict(tp=8, pp=8, sp=sp, mb=1, recompute=recompute)
+    one, chosen, _ = run(fabric, serial, **plan)
+    two, _, _ = run(fabric, parallel, **plan)
+    comms = training._Comms(fabric)
+    act_bytes = 2.0 * 1 * serial["seq"] * serial["hidden"]
+    if sp:
+        per_call = seconds(comms.best("reduce-scatter", 8, act_bytes, 1)) + seconds(comms.best("allgather", 8,
+                                                                                               act_bytes, 1))
+    else:
+        per_call = seconds(comms.best("allreduce", 8, act_bytes, 1))
+    layers = math.ceil(serial["layers"] / 8)
+    m = two["microbatches"]
+    assert two["exposed_tp_s"] == pytest.approx(m * reductions * layers * per_call, rel=REL)
+    assert one["exposed_tp_s"] == pytest.approx(2 * two["exposed_tp_s"], rel=REL)
+    # The same FLOPs and memory: only the reductions change.
+    assert two["compute_s"] == pytest.approx(one["compute_s"], rel=REL)
+    assert two["memory_per_gpu_gb"] == one["memory_per_gpu_gb"]
+
+
+def test_parallel_block_is_a_model_field(tmp_path):
+    from designer.io import schemas
+    assert schemas.MODEL["properties"]["parallel_block"] == {"type": "boolean"}
+    assert workloads.preset("palm-540b")["parallel_block"] is True

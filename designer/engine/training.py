@@ -132,6 +132,7 @@ class _Shape:
         self.L_moe = workloads.moe_layers(model)
         self.L_dense = L - self.L_moe
         self.experts, self.top_k = model.get("experts", 0), model.get("top_k", 0)
+        self.parallel_block = bool(model.get("parallel_block"))
         self.moe_ffn = model.get("moe_ffn", model["ffn"])
         per_ffn = (3 if model.get("gated_mlp") else 2) * h
         active_moe = per_ffn * self.moe_ffn * (self.top_k + model.get("shared_experts", 0)) if self.experts else 0.0
@@ -282,6 +283,9 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
     per_token = passes * (shape.dense_fwd + shape.expert_fwd + shape.core_fwd) + 3 * shape.logits_fwd + extra
     layers_per_stage = math.ceil(shape.L / pp)
     calls = 4 + (2 if recompute == "full" else 0)  # per layer: 2 forward, 2 backward, 2 more recomputing
+    # A parallel block (PaLM, GPT-J, MegaScale) adds the attention and MLP outputs before they are
+    # reduced and feeds both from one all-gathered input: one TP reduction per pass, not two.
+    tp_calls = calls // 2 if shape.parallel_block else calls
     act_bytes = 2.0 * tokens_mb * h
 
     # Tensor parallel: an allreduce per call, or a reduce-scatter and an all-gather under SP.
@@ -289,11 +293,11 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
     if tp > 1:
         if plan["sp"]:
             tp_timing = comms.best("reduce-scatter", tp, act_bytes, 1)
-            t_tp_mb = calls * layers_per_stage * (_seconds(tp_timing) + _seconds(comms.best("allgather", tp,
-                                                                                              act_bytes, 1)))
+            t_tp_mb = tp_calls * layers_per_stage * (_seconds(tp_timing) + _seconds(comms.best("allgather", tp,
+                                                                                                 act_bytes, 1)))
         else:
             tp_timing = comms.best("allreduce", tp, act_bytes, 1)
-            t_tp_mb = calls * layers_per_stage * _seconds(tp_timing)
+            t_tp_mb = tp_calls * layers_per_stage * _seconds(tp_timing)
     exposed_tp_mb = t_tp_mb - min(_TP_HIDDEN[overlap["tp"]] * t_tp_mb, t_compute_mb)
 
     # Context parallel: ring attention passes each rank's K and V chunk around the cp ring,

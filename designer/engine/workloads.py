@@ -85,7 +85,8 @@ PRESETS: dict[str, dict] = {
     # heads of 256, multi-query attention (one KV head), SwiGLU FFN 4 × 18432, shared embeddings,
     # vocabulary 256K; batch ramped to 2048 × 2048, 780B tokens.
     "palm-540b": {"layers": 118, "hidden": 18432, "heads": 48, "kv_heads": 1, "head_dim": 256, "ffn": 73728,
-                  "vocab": 256000, "seq": 2048, "global_batch": 2048, "tokens": 780e9, "gated_mlp": True},
+                  "vocab": 256000, "seq": 2048, "global_batch": 2048, "tokens": 780e9, "gated_mlp": True,
+                  "parallel_block": True},
 }
 
 

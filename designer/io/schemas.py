@@ -132,6 +132,7 @@ MODEL = {
         "parameters": {"type": "number", "exclusiveMinimum": 0, "maximum": 1e16,
                        "x-expected": "a parameter count above 0 and at most 1e16"},
         "gated_mlp": {"type": "boolean"},
+        "parallel_block": {"type": "boolean"},
         "tied_embeddings": {"type": "boolean"},
         "precision": {"enum": list(PRECISIONS)},
     },
