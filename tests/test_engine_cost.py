@@ -7,6 +7,7 @@ import pytest
 
 from designer.engine import evaluate
 from designer.engine.cost import DEFAULTS, cost_of_ownership
+from designer.engine.summary import summary_rows
 from designer.io.exports import bom_csv
 from designer.model import Design, Item, Link, load_catalog
 from designer.topologies import generate
@@ -161,6 +162,8 @@ def test_storage_and_hot_spares_are_bought_and_powered(catalog, tmp_path):
     assert result.power.spares_kw == bare.power.total_kw == 10.2
     assert result.power.storage_kw == 2 * storage_w / 1000
     assert result.power.total_kw == pytest.approx(2 * 10.2 + 2 * storage_w / 1000)
+    rows = {name: value for name, value, _unit in summary_rows(result)}
+    assert rows["  of which hot spare servers"] == 10.2 and rows["  of which checkpoint storage"] == 4.0
     # The storage has no shipped price: listed unpriced, never counted as zero.
     assert "ddn-ai400x2" in result.cost.unpriced_parts
     assert result.cost.capital_by_category_usd["storage"] == 0
