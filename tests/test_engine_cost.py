@@ -7,6 +7,7 @@ import pytest
 
 from designer.engine import evaluate
 from designer.engine.cost import DEFAULTS, cost_of_ownership
+from designer.engine.summary import summary_rows
 from designer.io.exports import bom_csv
 from designer.model import Design, Item, Link, load_catalog
 from designer.topologies import generate
@@ -47,19 +48,19 @@ def test_removing_gpus_lowers_the_cost_by_their_price(catalog):
 
 
 def test_yearly_cost_and_run_against_hand_computed_figures(catalog):
-    bom = evaluate(dgx(catalog), catalog).bom  # $375,000 of hardware, 10.2 kW
+    bom = evaluate(dgx(catalog), catalog).bom  # $270,000 of hardware, 10.2 kW
     cost = cost_of_ownership(bom, catalog, it_kw=10.2, accelerators=8, setting=ROUND, run_days=10,
                              run_accelerators=8, tokens=1e9)
-    assert cost.capital_usd == 375_000  # colocation: no facility capital
+    assert cost.capital_usd == 270_000  # colocation: no facility capital
     yearly = cost.yearly_by_category_usd
-    assert yearly["it_depreciation"] == pytest.approx(375_000 / 4)
+    assert yearly["it_depreciation"] == pytest.approx(270_000 / 4)
     assert yearly["facility_depreciation"] == 0
     assert yearly["electricity"] == pytest.approx(10.2 * 1.5 * 8760 * 0.1)  # 13,402.80
     assert yearly["colocation"] == pytest.approx(100 * 10.2 * 12)  # 12,240
     assert cost.yearly_operating_usd == pytest.approx(13_402.8 + 12_240)
-    assert cost.yearly_usd == pytest.approx(93_750 + 13_402.8 + 12_240)  # 119,392.80
-    assert cost.per_accelerator_hour_usd == pytest.approx(119_392.8 / (8 * 8760 * 0.5))  # 3.4073
-    assert cost.run_usd == pytest.approx(8 * 10 * 24 * 119_392.8 / (8 * 8760 * 0.5))  # 6,541.0
+    assert cost.yearly_usd == pytest.approx(67_500 + 13_402.8 + 12_240)  # 93,142.80
+    assert cost.per_accelerator_hour_usd == pytest.approx(93_142.8 / (8 * 8760 * 0.5))  # 2.6582
+    assert cost.run_usd == pytest.approx(8 * 10 * 24 * 93_142.8 / (8 * 8760 * 0.5))  # 5,103.7
     assert cost.run_energy_mwh == pytest.approx(10.2 * 1.5 * 240 / 1000)  # 3.672
     assert cost.per_million_tokens_usd == pytest.approx(cost.run_usd / 1000)
 
@@ -69,7 +70,7 @@ def test_building_the_facility_is_capital_depreciated_over_its_own_years(catalog
     setting = {"facility": "build", "facility_usd_per_kw": 8000, "facility_years": 16}
     cost = cost_of_ownership(bom, catalog, 10.2, 8, setting, None, 8, None)
     assert cost.capital_by_category_usd["racks_and_facility"] == pytest.approx(8000 * 10.2)
-    assert cost.capital_usd == pytest.approx(375_000 + 81_600)
+    assert cost.capital_usd == pytest.approx(270_000 + 81_600)
     assert cost.yearly_by_category_usd["facility_depreciation"] == pytest.approx(81_600 / 16)
     assert cost.yearly_by_category_usd["colocation"] == 0
     assert cost.run_usd is None and cost.run_energy_mwh is None
@@ -147,6 +148,37 @@ def test_a_user_catalogue_overrides_a_price(catalog, tmp_path):
     assert evaluate(design, mine).cost.total_usd == shipped - 20_000
 
 
+def test_storage_and_hot_spares_are_bought_and_powered(catalog, tmp_path):
+    design = dgx(catalog)
+    bare = evaluate(design, catalog)
+    design.settings["storage"] = {"part": "ddn-ai400x2", "count": 2}
+    design.settings["spares"] = 1
+    result = evaluate(design, catalog)
+    system, storage_w = catalog["dgx-h100"].number("price_usd"), catalog["ddn-ai400x2"].number("power_w")
+    # A spare is the server it stands in for: its chassis share and its 8 GPUs, powered.
+    spares = {row.category: row for row in result.bom.rows if row.variant == "spare"}
+    assert (spares["server"].quantity, spares["accelerator"].quantity) == (1, 8)
+    assert result.cost.capital_by_category_usd["accelerators_and_servers"] == 2 * system
+    assert result.power.spares_kw == bare.power.total_kw == 10.2
+    assert result.power.storage_kw == 2 * storage_w / 1000
+    assert result.power.total_kw == pytest.approx(2 * 10.2 + 2 * storage_w / 1000)
+    rows = {name: value for name, value, _unit in summary_rows(result)}
+    assert rows["  of which hot spare servers"] == 10.2 and rows["  of which checkpoint storage"] == 4.0
+    # The storage has no shipped price: listed unpriced, never counted as zero.
+    assert "ddn-ai400x2" in result.cost.unpriced_parts
+    assert result.cost.capital_by_category_usd["storage"] == 0
+    # With a price (a user's quote) it is its own capital category.
+    part = dict(catalog["ddn-ai400x2"].data)
+    part.update(price_usd=250_000, price_date="2025-01", price_source="our quote")
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps({"format": "cluster-designer-catalog", "version": 1, "parts": [part]}))
+    quoted = evaluate(design, load_catalog(path, include_user=False)).cost
+    assert quoted.capital_by_category_usd["storage"] == 500_000
+    assert quoted.unpriced_parts == ()
+    # Cost per accelerator-hour counts the spares' cost over the job's 8 accelerators.
+    assert result.cost.per_accelerator_hour_usd > bare.cost.per_accelerator_hour_usd
+
+
 def _server_and_leaf(catalog, leaf_in_rack: bool) -> Design:
     design = dgx(catalog)
     design.add_item(Item("rack", "rack", part="rack-42u"))
@@ -221,7 +253,8 @@ def test_the_cli_json_cost_section_and_the_exports(capsys, catalog, tmp_path):
         assert key in cost, key
     assert cost["assumptions"]["pue"] == 1.2
     assert set(cost["capital_by_category_usd"]) == {"accelerators_and_servers", "scale_up_network",
-                                                    "scale_out_network", "cables_and_optics", "racks_and_facility"}
+                                                    "scale_out_network", "cables_and_optics", "storage",
+                                                    "racks_and_facility"}
     summary, bom = tmp_path / "s.csv", tmp_path / "b.csv"
     assert main(["export", str(path), "--csv", str(summary), "--bom", str(bom)]) == 0
     text = summary.read_text()

@@ -182,8 +182,22 @@ def test_blast_radius():
     assert (blast_radius(design, "spines.sw").cut_off, blast_radius(design, "spines.sw").slowed) == (0, 1024)
     assert blast_radius(design, "su.node").cut_off == 8
     assert blast_radius(design, "su.node.gpu3").cut_off == 1
+    # A rail leaf carries one NIC of each of its scalable unit's 32 servers; every GPU of those
+    # servers sends over all its server's NICs (PXN), so all 256 lose bandwidth.
     leaf = blast_radius(design, "su.leaf0")
-    assert (leaf.cut_off, leaf.slowed) == (0, 32)  # one rail of one scalable unit
+    assert (leaf.cut_off, leaf.slowed) == (0, 256)
+
+
+def test_a_nics_blast_radius_counts_every_accelerator_sharing_its_servers_nics():
+    design, _ = two_servers_on_a_leaf()
+    nic = blast_radius(design, "s0.nic3")
+    assert (nic.cut_off, nic.slowed) == (0, 8)
+    # Without the NVSwitch chips no GPU reaches another's NIC: the NIC's own GPU is cut off, no
+    # other slowed.
+    for switch in [i for i in design.items if i.startswith("s0.sw")]:
+        design.remove_item(switch)
+    nic = blast_radius(design, "s0.nic3")
+    assert (nic.cut_off, nic.slowed) == (1, 0)
 
 
 # -- file and command line --------------------------------------------------------------------

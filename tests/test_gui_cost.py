@@ -97,6 +97,8 @@ def test_unpriced_parts_are_named_and_nothing_priced_is_said(make_window, qtbot)
     assert "tpu-v4" in tab.labels["unpriced_parts"].text()
     assert tab.labels["per_accelerator_hour_usd"].text() == "not computed"
     assert tab.labels["run_energy_mwh"].text().endswith("MWh at the meter")  # energy needs no price
+    # What no figure counts is said, priced or not.
+    assert "staff" in tab.labels["not_counted"].text() and "spares' network cabling" in tab.labels["not_counted"].text()
 
 
 def test_a_finer_figure_from_the_file_survives_an_edit_of_another(dgx_window, qtbot):

@@ -68,6 +68,13 @@ def test_right_click_fail_is_an_undo_step_drawn_struck_through_and_compared(supe
     assert bisection[3].startswith(f"{-healthy_bisection / 16:+,.4g}") and "(-6.2%)" in bisection[3]
     assert rows["Accelerators in the job"][1:] == ("1,024", "1,024", "±0")
     assert "spines.sw:1 failed" in window.results.goodput.whatif_label.text()
+    # A change is red when it is worse (less bandwidth), green when better (one spine fewer to
+    # fail: fewer interruptions), and never in exponent form.
+    table = window.results.goodput.degraded_table
+    change = {table.item(r, 0).text(): table.item(r, 3) for r in range(table.rowCount())}
+    assert change["Scale-out bisection (GB/s)"].foreground().color() == QColor(colors.FAILED)
+    assert change["Interruptions per day (/day)"].foreground().color() == QColor(colors.GOOD)
+    assert not any("e-" in cell.text() or "e+" in cell.text() for cell in change.values())
 
     window.act_undo.trigger()
     assert "failures" not in window.document.design.settings

@@ -61,6 +61,7 @@ COST_CATEGORY = {
     "scale_up_network": "#56B4E9",
     "scale_out_network": "#009E73",
     "cables_and_optics": "#E69F00",
+    "storage": "#CC79A7",
     "racks_and_facility": "#999999",
 }
 YEARLY_COST = {

@@ -22,6 +22,7 @@ CATEGORIES = {
     "scale_up_network": "Scale-up network",
     "scale_out_network": "Scale-out network",
     "cables_and_optics": "Cables and optics",
+    "storage": "Storage",
     "racks_and_facility": "Racks and facility",
 }
 # Yearly cost components: what the capital costs a year, and what running it costs.
@@ -32,6 +33,9 @@ YEARLY = {
     "colocation": "Colocation",
 }
 OPERATING = ("electricity", "colocation")
+# What no figure of the model counts (docs/costs.md), said beside the figures.
+NOT_COUNTED = ("staff, maintenance and support contracts, software licences, taxes and the cost of capital; "
+               "the hot spares' network cabling")
 # Without a price for these, a cost per accelerator-hour (and of a run) is not given.
 COMPUTE_KINDS = ("accelerator", "server")
 FACILITY_MODES = ("build", "colocation")
@@ -96,6 +100,8 @@ def category(row: BomRow, catalog: Catalog) -> str | None:
         return "cables_and_optics"
     if row.category == "rack":
         return "racks_and_facility"
+    if row.category == "storage":
+        return "storage"
     if row.category == "nic":
         return "scale_out_network"
     if row.category == "switch":

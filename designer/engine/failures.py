@@ -478,6 +478,24 @@ class BlastIndex:
             hit = self.mult[item_id] = item.count * (self.multiplicity(item.parent) if item.parent else 1)
         return hit
 
+    def nic_sharers(self, accelerator: str) -> set[str]:
+        """The accelerators whose scale-out traffic shares `accelerator`'s NICs: as the engine
+        routes it (network._per_gpu, NCCL's PXN), the accelerators of one server joined by links
+        inside it through accelerators and on-board switches send over all the server's NICs."""
+        items = self.design.items
+        server = next((i for i in self.chains[accelerator] if items[i].kind == "server"), None)
+        if server is None:
+            return {accelerator}
+        joined, stack = {accelerator}, [accelerator]
+        while stack:
+            node = stack.pop()
+            for other in self.neighbours.get(node, ()):
+                if (other not in joined and items[other].kind in ("accelerator", "switch")
+                        and server in self.chains[other]):
+                    joined.add(other)
+                    stack.append(other)
+        return {i for i in joined if items[i].kind == "accelerator"}
+
     def radius(self, item_id: str) -> BlastRadius:
         items, chains = self.design.items, self.chains
         own = self.multiplicity(item_id)
@@ -501,6 +519,7 @@ class BlastIndex:
                     cut += round(lost / own)
                 # Otherwise its copies are parallel paths (a spine of 16): one failing cuts nothing.
         served: set[str] = set()
+        through_nic: set[str] = set()
         level = self.level
         stack = [i for i in inside if i in level and items[i].kind != "accelerator"]
         seen = set(stack)
@@ -512,8 +531,12 @@ class BlastIndex:
                 seen.add(other)
                 if items[other].kind == "accelerator":
                     served.add(other)
+                    if items[node].kind == "nic":
+                        through_nic.add(other)
                 else:
                     stack.append(other)
+        for accelerator in through_nic:
+            served |= self.nic_sharers(accelerator)
         item_chain = set(chains[item_id])
 
         def per_copy(accelerator: str) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from designer.model.catalog import PRECISIONS, Catalog, Part
-from designer.model.design import Design
+from designer.model.design import Design, Item
 from designer.model.power import item_power_w
 from designer.engine.result import rounded
 from designer.engine.sections import BillOfMaterials, BomRow, Compute, Inventory, Memory, Power, RackPower, read_only
@@ -155,6 +155,7 @@ def bill_of_materials(design: Design, catalog: Catalog, copies: dict[str, int],
         rows.append(BomRow(category="transceiver", part=medium_id, name=f"{medium.name} transceiver",
                            quantity=quantity, unit_price_usd=None if price is None else float(price),
                            variant="optical"))
+    rows += storage_and_spare_rows(design, catalog, copies)
     cables_by_medium = Counter()
     for (medium_id, _variant), quantity in cables.items():
         cables_by_medium[medium_id] += quantity
@@ -164,6 +165,63 @@ def bill_of_materials(design: Design, catalog: Catalog, copies: dict[str, int],
         cables_by_medium=read_only(sorted(cables_by_medium.items())),
         transceivers_by_medium=read_only(sorted(transceivers.items())),
     )
+
+
+def storage_part(design: Design, catalog: Catalog) -> tuple[Part, int] | None:
+    """The design's checkpoint storage (`settings["storage"]`): its catalogue part and how many."""
+    storage = design.settings.get("storage") or {}
+    part = catalog.get(storage.get("part"))
+    if part is None or part.kind != "storage":
+        return None
+    return part, int(storage.get("count", 1))
+
+
+def spare_server(design: Design, copies: dict[str, int]) -> tuple[Item, int] | None:
+    """The server a hot spare (`settings["spares"]`) stands in for — the design's most numerous
+    drawn server, a copy of it with what it holds — and how many spares; None without either."""
+    spares = int(design.settings.get("spares") or 0)
+    servers = [item for item in design.items.values() if item.kind == "server"]
+    if not spares or not servers:
+        return None
+    return max(servers, key=lambda item: copies[item.id]), spares
+
+
+def _spare_contents(design: Design, server: Item, copies: dict[str, int]) -> list[tuple[Item, int]]:
+    """The server and what it holds, each with its copies in one copy of the server."""
+    return [(server, 1)] + [(item, copies[item.id] // copies[server.id]) for item in design.descendants(server.id)]
+
+
+def storage_and_spare_rows(design: Design, catalog: Catalog, copies: dict[str, int]) -> list[BomRow]:
+    """BOM lines for the checkpoint storage and the hot spare servers (design settings, not
+    drawn): a spare is bought like the server it stands in for — its chassis share and its
+    accelerators (what else it holds is in the platform's price); its network cabling is not
+    counted."""
+    rows = []
+    storage = storage_part(design, catalog)
+    if storage is not None:
+        part, count = storage
+        price = part.get("price_usd")
+        rows.append(BomRow(category="storage", part=part.id, name=f"{part.name} (checkpoint storage)",
+                           quantity=count, unit_price_usd=None if price is None else float(price)))
+    spare = spare_server(design, copies)
+    if spare is not None:
+        server, spares = spare
+        accelerators = Counter()
+        for item, each in _spare_contents(design, server, copies):
+            if item.kind == "accelerator" and item.part:
+                accelerators[item.part] += each * spares
+        platform = catalog.get(server.part)
+        if platform is not None and platform.kind == "server":
+            price = chassis_price_usd(platform, catalog)
+            rows.append(BomRow(category="server", part=platform.id, name=f"{platform.name} (hot spare)",
+                               quantity=spares, unit_price_usd=price, variant="spare"))
+        for part_id, quantity in sorted(accelerators.items()):
+            part = catalog.get(part_id)
+            price = part.get("price_usd") if part else None
+            rows.append(BomRow(category=part.kind if part else "unknown", part=part_id,
+                               name=f"{part.name if part else part_id} (in the hot spares)", quantity=quantity,
+                               unit_price_usd=None if price is None else float(price), variant="spare"))
+    return rows
 
 
 def compute_and_memory(design: Design, catalog: Catalog, copies: dict[str, int]) -> tuple[Compute, Memory]:
@@ -215,7 +273,18 @@ def power(design: Design, catalog: Catalog, copies: dict[str, int]) -> Power:
         racks.append(RackPower(rack=rack_id, name=rack.label, copies=rack_copies[rack_id],
                                kw_each=_exact(watts / 1000),
                                budget_kw=part.number("power_budget_kw") if part else None))
-    return Power(total_kw=_exact(total / 1000), per_rack=tuple(racks))
+    storage_w = spares_w = 0.0
+    storage = storage_part(design, catalog)
+    if storage is not None:
+        part, count = storage
+        storage_w = part.number("power_w") * count
+    spare = spare_server(design, copies)
+    if spare is not None:
+        server, spares = spare
+        spares_w = spares * sum(item_power_w(design, item, catalog) * each
+                                for item, each in _spare_contents(design, server, copies))
+    return Power(total_kw=_exact((total + storage_w + spares_w) / 1000), per_rack=tuple(racks),
+                 storage_kw=_exact(storage_w / 1000), spares_kw=_exact(spares_w / 1000))
 
 
 def _exact(value: float) -> float:

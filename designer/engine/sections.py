@@ -156,13 +156,18 @@ class RackPower:
 
 @dataclass(frozen=True, slots=True)
 class Power:
-    """Total power (kW) and the power of each drawn rack."""
+    """Total power (kW) and the power of each drawn rack. The total includes the checkpoint
+    storage (`storage_kw`) and the hot spare servers, kept powered (`spares_kw`), which are
+    design settings and in no drawn rack."""
 
     total_kw: float
     per_rack: tuple[RackPower, ...]
+    storage_kw: float = 0.0
+    spares_kw: float = 0.0
 
     def as_dict(self) -> dict:
-        return {"total_kw": self.total_kw, "per_rack": [rack.as_dict() for rack in self.per_rack]}
+        return {"total_kw": self.total_kw, "per_rack": [rack.as_dict() for rack in self.per_rack],
+                "storage_kw": self.storage_kw, "spares_kw": self.spares_kw}
 
 
 @dataclass(frozen=True, slots=True)

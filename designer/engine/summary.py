@@ -39,6 +39,11 @@ def summary_rows(result: Result) -> list[tuple[str, Any, str]]:
     if memory.sram_gb:
         rows.append(("On-chip SRAM", memory.sram_gb, "GB"))
     rows.append(("Power", result.power.total_kw, "kW"))
+    # Storage and hot spares are settings, not drawn: say what of the total they draw.
+    if result.power.storage_kw:
+        rows.append(("  of which checkpoint storage", result.power.storage_kw, "kW"))
+    if result.power.spares_kw:
+        rows.append(("  of which hot spare servers", result.power.spares_kw, "kW"))
     rows += performance_rows(result)
     rows += cost_rows(result)
     rows.append(("Lint errors", sum(1 for f in result.lint if f.severity == "error"), "count"))

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGridLayo
                                QVBoxLayout, QWidget)
 
 from designer.canvas import colors
-from designer.engine.cost import ASSUMPTIONS, CATEGORIES, DEFAULTS, YEARLY
+from designer.engine.cost import ASSUMPTIONS, CATEGORIES, DEFAULTS, NOT_COUNTED, YEARLY
 from designer.engine.result import Result
 from designer.ui.results import plotstyle
 from designer.ui.results.formatting import NOT_COMPUTED
@@ -22,7 +22,8 @@ from designer.ui.results.placeholder import Placeholder
 FIGURES = (("capital_usd", "Capital cost"), ("yearly_usd", "Yearly cost"),
            ("yearly_operating_usd", "Of which operating"), ("per_accelerator_hour_usd", "Per accelerator-hour"),
            ("run_usd", "Training run"), ("run_energy_mwh", "Training run energy"),
-           ("per_million_tokens_usd", "Per million tokens"), ("unpriced_parts", "Unpriced parts"))
+           ("per_million_tokens_usd", "Per million tokens"), ("unpriced_parts", "Unpriced parts"),
+           ("not_counted", "Not counted"))
 # Which assumptions apply to which way of paying for the building.
 FACILITY_KEYS = {"build": ("facility_usd_per_kw", "facility_years"), "colocation": ("colocation_usd_per_kw_month",)}
 
@@ -182,6 +183,7 @@ class CostTab:
             label.setWordWrap(True)
             form.addRow(text + ":", label)
             self.labels[key] = label
+        self.labels["not_counted"].setText(NOT_COUNTED)
         v.addWidget(figures)
         self.assumptions = AssumptionsForm()
         v.addWidget(self.assumptions.box)
@@ -208,8 +210,8 @@ class CostTab:
                                               if cost.run_energy_mwh is not None else NOT_COMPUTED)
         if cost.capital_usd is None:
             self.plot_page.show_message("Nothing in this design has a price in the catalogue.\nUnpriced: " + unpriced)
-            for key, _text in FIGURES[:-1]:
-                if key != "run_energy_mwh":
+            for key, _text in FIGURES:
+                if key not in ("run_energy_mwh", "unpriced_parts", "not_counted"):
                     self.labels[key].setText(NOT_COMPUTED)
             return
         self.plot_page.show_content()

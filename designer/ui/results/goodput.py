@@ -4,6 +4,8 @@ degraded design next to the healthy one with the difference."""
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QHeaderView, QLabel, QSpinBox, QTableWidget,
@@ -22,6 +24,20 @@ def _figure(value) -> str:
     return f"{value:,.4g}"
 
 
+def _change(change: float | None, healthy) -> str:
+    """"+1,600 (+6.7%)", "-0.00178 (-0.2%)": three significant digits, never in exponent form."""
+    if change is None:
+        return "—"
+    if change == 0:
+        return "±0"
+    digits = max(0, 2 - math.floor(math.log10(abs(change))))
+    text = f"{change:+,.{digits}f}"
+    if healthy:
+        share = change / healthy
+        text += f" ({share:+.1%})" if abs(share) >= 0.001 else f" ({share * 100:+.2g}%)"
+    return text
+
+
 def _table(columns: list[str]) -> QTableWidget:
     table = QTableWidget(0, len(columns))
     table.setHorizontalHeaderLabels(columns)
@@ -34,6 +50,9 @@ def _table(columns: list[str]) -> QTableWidget:
     for c in range(1, len(columns)):
         header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
     table.verticalHeader().setDefaultSectionSize(22)
+    # Long figure names lose their middle, never their unit at the end; the tooltip has it all.
+    table.setWordWrap(False)
+    table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
     return table
 
 
@@ -43,12 +62,17 @@ def _fill(table: QTableWidget, rows: list[list[str]], tints: dict[tuple[int, int
     for r, row in enumerate(rows):
         for c, text in enumerate(row):
             cell = QTableWidgetItem(text)
+            cell.setToolTip(text)
             if c:
                 cell.setTextAlignment(right)
             tint = (tints or {}).get((r, c))
             if tint:
                 cell.setForeground(QBrush(QColor(tint)))
             table.setItem(r, c, cell)
+
+
+# Units of the compared figures that are better when lower (docs/goodput.md, failure what-ifs).
+LOWER_IS_BETTER = ("s", "days", "/day", ":1")
 
 
 class GoodputTab(QObject):
@@ -79,6 +103,7 @@ class GoodputTab(QObject):
         self.degraded_table = _table(["What-if figure", "Healthy", "Degraded", "Change"])
         self.degraded_table.setObjectName("degradedTable")
         layout.addWidget(self.degraded_table, 2)
+        self.layout = layout
         self.page = Placeholder(host)
         self.message_page = self.page
 
@@ -100,6 +125,8 @@ class GoodputTab(QObject):
         if g.why:
             rows.append(["Why some figures are missing", g.why, ""])
         _fill(self.goodput_table, rows)
+        # The two tables share the height by their rows, so neither scrolls while the other has room.
+        self.layout.setStretchFactor(self.goodput_table, len(rows))
         self._showing = True
         self.spares.setValue(g.spares)
         self._showing = False
@@ -126,15 +153,14 @@ class GoodputTab(QObject):
         self.whatif_label.setText(text)
         rows, tints = [], {}
         for r, f in enumerate(d.figures):
-            change = f.change
-            change_text = "—" if change is None else ("±0" if change == 0 else f"{change:+,.4g}")
-            if change and f.healthy:
-                change_text += f" ({change / f.healthy:+.1%})"
             rows.append([f"{f.figure} ({f.unit})" if f.unit else f.figure, _figure(f.healthy), _figure(f.degraded),
-                         change_text])
-            if change:
-                tints[(r, 3)] = colors.FAILED
+                         _change(f.change, f.healthy)])
+            if f.change:
+                # Times, rates of interruption and oversubscription are better lower; the rest higher.
+                worse = (f.change > 0) == (f.unit in LOWER_IS_BETTER)
+                tints[(r, 3)] = colors.FAILED if worse else colors.GOOD
         _fill(self.degraded_table, rows, tints)
+        self.layout.setStretchFactor(self.degraded_table, len(rows))
 
     def rows_shown(self) -> list[tuple[str, ...]]:
         t = self.degraded_table
