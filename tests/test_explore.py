@@ -121,7 +121,7 @@ def test_compare_marks_better_and_worse_and_the_bom_change():
     assert by_key["peak_bf16_fp16_tflops"].verdicts[1] == "better"
     assert by_key["servers"].differences[1] == 4 and by_key["servers"].verdicts[1] == ""
     servers = next(c for c in comparison.bom if c.part == "dgx-h100")
-    assert servers.quantities == (4, 8) and servers.changes == ("", "changed")
+    assert servers.quantities == (4 + 1, 8 + 1) and servers.changes == ("", "changed")  # one hot spare each
 
 
 def test_cli_compare_prints_json_and_csv(capsys):

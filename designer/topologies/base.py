@@ -230,3 +230,21 @@ def new_design(name: str, description: str, template: str, params: dict) -> Desi
     return Design(name=name, description=description,
                   settings={"template": {"name": template, "params": {k: v for k,
                                                                       v in params.items() if v is not None}}})
+
+
+def with_storage_and_spares(design: Design, resize: bool = False) -> Design:
+    """Give a design checkpoint storage and hot spares for the goodput model (docs/goodput.md),
+    unless it names its own (`resize`: size them again for a design changed since): one DDN
+    AI400X2 (65 GB/s write) per 256 accelerators, at least one, as NVIDIA sizes DGX SuperPOD storage
+    per scalable unit of 32 DGX; hot spare servers 2 % of the servers, at least one where there are
+    servers."""
+    if resize:
+        design.settings.pop("storage", None)
+        design.settings.pop("spares", None)
+    accelerators = sum(design.multiplicity(i.id) for i in design.items.values() if i.kind == "accelerator")
+    servers = sum(design.multiplicity(i.id) for i in design.items.values() if i.kind == "server")
+    if accelerators and "storage" not in design.settings:
+        design.settings["storage"] = {"part": "ddn-ai400x2", "count": max(1, -(-accelerators // 256))}
+    if servers and "spares" not in design.settings:
+        design.settings["spares"] = max(1, -(-servers * 2 // 100))
+    return design

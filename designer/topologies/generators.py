@@ -10,7 +10,8 @@ from designer.model.catalog import MAX_ACCELERATOR_SLOTS, MAX_SERVER_NICS, Catal
 from designer.model.design import MAX_TOTAL_COPIES, Design
 from designer.model.layout import tidy_in_place
 from designer.model.lint import ports_used
-from designer.topologies.base import Builder, Generator, Param, TopologyError, common_medium, new_design
+from designer.topologies.base import (Builder, Generator, Param, TopologyError, common_medium, new_design,
+                                      with_storage_and_spares)
 from designer.topologies.sizing import (TIER_WORDS, Units, ceil_div, check_size, even_split, follow_parts,
                                         leaf_downlinks, network_media, split)
 
@@ -822,4 +823,4 @@ def generate(template: str, catalog: Catalog | None = None, **params) -> Design:
 
     if template not in GENERATORS:
         raise TopologyError(f"unknown template '{template}'; choose from {', '.join(GENERATORS)}")
-    return tidy_in_place(GENERATORS[template](catalog or default_catalog(), **params))
+    return tidy_in_place(with_storage_and_spares(GENERATORS[template](catalog or default_catalog(), **params)))

@@ -24,6 +24,7 @@ from designer.model.catalog import Catalog, load_catalog  # noqa: E402 - after t
 from designer.model.design import Design, Item  # noqa: E402 - after the sys.path entry above
 from designer.model.layout import tidy_in_place  # noqa: E402 - after the sys.path entry above
 from designer.topologies import generate  # noqa: E402 - after the sys.path entry above
+from designer.topologies.base import with_storage_and_spares  # noqa: E402
 
 H100_RACK = ("Racks: 4 servers per 42U rack provisioned for 40.8 kW, NVIDIA's guidance for DGX/HGX H100 "
              "(docs/hardware.md); the switches' racks are not drawn.")
@@ -442,21 +443,9 @@ def _unwrapped(text: str) -> str:
     return "\n\n".join(" ".join(p.split()) for p in text.split("\n\n"))
 
 
-def _with_storage(design: Design) -> Design:
-    """Checkpoint storage and hot spares for the goodput model (docs/goodput.md): one DDN AI400X2
-    (65 GB/s write) per 256 accelerators, at least one, as NVIDIA sizes DGX SuperPOD storage per
-    scalable unit of 32 DGX; hot spare servers 2 % of the servers, at least one. The examples'
-    sources describe neither."""
-    accelerators = sum(design.multiplicity(i.id) for i in design.items.values() if i.kind == "accelerator")
-    servers = sum(design.multiplicity(i.id) for i in design.items.values() if i.kind == "server")
-    design.settings["storage"] = {"part": "ddn-ai400x2", "count": max(1, -(-accelerators // 256))}
-    design.settings["spares"] = max(1, -(-servers * 2 // 100))
-    return design
-
-
 def build(example_id: str, catalog: Catalog | None = None) -> Design:
     catalog = catalog or load_catalog(include_user=False)
-    design = _with_storage(EXAMPLES[example_id](catalog))
+    design = with_storage_and_spares(EXAMPLES[example_id](catalog), resize=True)  # examples change generated designs
     design.description = _unwrapped(design.description)
     return tidy_in_place(design)  # the generators' designs are tidy; the edits above may not be
 
