@@ -71,3 +71,11 @@ def mini_fat_tree() -> Design:
     d.add_link(Link("up", "leaf", "spine", "ib-ndr", 4))
     d.add_link(Link("top", "spine", "core", "ib-ndr", 2, match=("spines", "plane")))
     return d
+
+
+def without_storage_and_spares(design: Design) -> Design:
+    """A generated design without the checkpoint storage and hot spares generators add, for
+    figures hand-computed from the drawn hardware alone."""
+    design.settings.pop("storage", None)
+    design.settings.pop("spares", None)
+    return design

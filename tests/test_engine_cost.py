@@ -11,18 +11,11 @@ from designer.engine.summary import summary_rows
 from designer.io.exports import bom_csv
 from designer.model import Design, Item, Link, load_catalog
 from designer.topologies import generate
+from helpers import without_storage_and_spares
 
 # Hand-made assumptions whose figures are easy to follow.
 ROUND = {"depreciation_years": 4, "electricity_usd_per_kwh": 0.1, "pue": 1.5, "facility": "colocation",
          "colocation_usd_per_kw_month": 100, "utilization": 0.5}
-
-
-def bare(design: Design) -> Design:
-    """A generated design without the checkpoint storage and hot spares generators add: the
-    hand-computed figures below count the drawn hardware only."""
-    design.settings.pop("storage", None)
-    design.settings.pop("spares", None)
-    return design
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +24,7 @@ def catalog():
 
 
 def dgx(catalog) -> Design:
-    return bare(generate("server", catalog, platform="dgx-h100"))
+    return without_storage_and_spares(generate("server", catalog, platform="dgx-h100"))
 
 
 def test_a_dgx_costs_its_system_price_split_into_chassis_and_gpus(catalog):
@@ -108,7 +101,7 @@ def test_the_design_setting_is_what_evaluate_uses(catalog):
 
 
 def test_unpriced_parts_are_listed_and_never_counted(catalog):
-    design = bare(generate("server", catalog, platform="tpu-v4-host"))
+    design = without_storage_and_spares(generate("server", catalog, platform="tpu-v4-host"))
     cost = evaluate(design, catalog).cost
     assert "tpu-v4" in cost.unpriced_parts and "tpu-v4-host" in cost.unpriced_parts
     assert cost.total_usd is None and cost.capital_usd is None and cost.per_accelerator_hour_usd is None
