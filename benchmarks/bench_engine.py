@@ -62,7 +62,7 @@ def design_of(gpus: int, catalog: Catalog, template: str = "rail-fat-tree"):
 # per rail). Best of 9: the small sizes take a few milliseconds.
 TEMPLATE_FABRICS = {
     "dragonfly": (4, {"platform": "mi250x-node", "nics_per_node": 1}, [1024, 1_048_576]),
-    "rail-only": (72, {"platform": "gb200-nvl72", "nic": "cx7-400gbe-gb200", "switch": "sn5600-400g",
+    "rail-only": (72, {"platform": "gb200-nvl72", "nic": "cx7-400gbe", "switch": "sn5600-400g",
                        "servers_per_rack": 1, "rack": "rack-nvl72"}, [1152, 589_824]),
     "multi-plane": (8, {"platform": "dgx-h100", "nics_per_node": 1}, [1024, 65_536]),
     "nvl72": (72, {}, [1152, 294_912]),
