@@ -209,3 +209,37 @@ def test_summary_rows_name_the_fabric_shape(catalog):
     assert rows["Global bandwidth per group (Valiant)"] == 73 * 4 * 25 / 2
     plain = {label for label, _, _ in performance_rows(evaluate(generate("rail-fat-tree", catalog), catalog))}
     assert "Scale-out fabric" not in plain
+
+
+def test_dragonfly_counts_each_global_cable_once(catalog):
+    # 25 groups of 4 switches × 2 servers × 4 NICs (the last group partial: 4 servers on its 4
+    # switches); h = 64 − 8 − 3 = 53 global ports, 4 × 53 // 24 = 8 links to each other group.
+    design = generate("dragonfly", catalog, nodes=196, switches_per_group=4, nodes_per_switch=2)
+    result = evaluate(design, catalog)
+    nic_cables = 196 * 4
+    local_cables = 25 * (4 * 3 // 2)
+    global_cables = 25 * 24 * 8 // 2  # every pair of groups, 8 cables each
+    assert result.bom.cables_by_medium["slingshot-200g"] == nic_cables + local_cables + global_cables
+    assert result.bom.transceivers_by_medium["slingshot-200g"] == 2 * (nic_cables + local_cables + global_cables)
+    assert "dragonfly-global-links" not in result.inventory.switch_models
+    assert result.inventory.switches == 25 * 4  # the partial group keeps its switches
+    assert all(row.part != "dragonfly-global-links" for row in result.bom.rows)
+
+
+@pytest.mark.parametrize("routing, neighbour_share, alltoall_share", [("minimal", 1 / 7, 1.0), ("valiant", 0.5, 0.5)])
+def test_dragonfly_routing_setting_forces_one_routing(catalog, routing, neighbour_share, alltoall_share):
+    # 8 groups of 128 nodes with one global cable between two groups: the global links bound all-to-all.
+    sizes = {"nodes": 1024, "links_per_pair": 1}
+    adaptive = generate("dragonfly", catalog, **sizes)
+    forced = generate("dragonfly", catalog, routing=routing, **sizes)
+    assert "dragonfly_routing" not in adaptive.settings
+    assert forced.settings["dragonfly_routing"] == routing
+    fabric = build_fabric(forced, catalog)
+    assert classify(fabric).dragonfly.routing.lower().startswith(routing)
+    group = next(b for b in fabric.boundaries if b.item == "groups")
+    assert group.neighbour_share == pytest.approx(neighbour_share)
+    assert group.uniform_share == pytest.approx(alltoall_share)
+    free, _ = alltoall(adaptive, catalog)
+    fixed, _ = alltoall(forced, catalog)
+    # Valiant halves what the global links carry for all-to-all; minimal is what adaptive picks for it.
+    assert fixed.busbw_gb_per_s == pytest.approx(free.busbw_gb_per_s * alltoall_share, rel=0.02)

@@ -95,7 +95,7 @@ _FIELDS: dict[str, dict[str, dict]] = {
         "media": _MEDIA,
         "bandwidth_tb_per_s": _figure(1e5, "TB/s"), "height_u": _figure(100, "U"), "power_w": _figure(1e6, "W"),
         "latency_ns": _figure(1e9, "ns"), "in_network_reduction": {"enum": ["nvls", "sharp"]},
-        "circuit": {"type": "boolean"},
+        "circuit": {"type": "boolean"}, "cable_bundle": {"type": "boolean"},
     },
     "server": {
         "height_u": _figure(100, "U"), "system_power_w": _figure(1e7, "W"),

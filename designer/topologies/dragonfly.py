@@ -4,7 +4,9 @@ all to all inside the group by local links, and every pair of groups joined by g
 A group is drawn once and replicated. Its switches are drawn one by one (each with its servers),
 so the local links are drawn as they are cabled; the global links of every switch go to one
 pass-through item, `dragonfly-global-links`, standing for the cables between groups (group to
-group is one hop). A node count that does not fill the last group draws one partial group."""
+group is one hop); that part is a `cable_bundle`, so the bill of materials counts the two drawn
+ends of a global cable as one cable. A node count that does not fill the last group draws one
+partial group: all its switches, with fewer servers."""
 
 from __future__ import annotations
 
@@ -67,6 +69,8 @@ def _build_dragonfly(p: dict, catalog: Catalog) -> Design:
         f"{catalog[p['platform']].name}" + (f" and one partial group of {s['rest']} servers" if s["rest"] else "")
         + f"; switches of a group joined all to all; {per_pair} global links between every two groups.",
         "dragonfly", p)
+    if p["routing"] != "adaptive":
+        design.settings["dragonfly_routing"] = p["routing"]
     b = Builder(design, catalog)
     hub = b.item("global", "switch", GLOBAL_LINKS_PART, None, name="Global links") if groups > 1 else None
     global_links = per_pair * (groups - 1)
@@ -74,11 +78,13 @@ def _build_dragonfly(p: dict, catalog: Catalog) -> Design:
         parent = b.group("groups", s["full"], None, name=f"{s['full']} groups") if s["full"] > 1 else None
         _group(b, p, "g", parent, [s["per_switch"]] * s["a"], medium, hub, global_links, s["h"], gpu, gpus, nic, nics)
     if s["rest"]:
+        # A partly filled group keeps all its switches (a cabinet's switch blades are in place with
+        # some compute blades missing), so its local and global links are a full group's: every
+        # global cable has its two ends drawn.
         q, r = divmod(s["rest"], s["per_switch"])
-        blocks = [s["per_switch"]] * q + ([r] if r else [])
+        blocks = ([s["per_switch"]] * q + ([r] if r else []) + [0] * s["a"])[:s["a"]]
         parent = b.group("partial", 1, None, name=f"Partial group of {s['rest']} servers")
-        _group(b, p, "pg", parent, blocks, medium, hub, min(global_links, len(blocks) * s["h"]), s["h"],
-               gpu, gpus, nic, nics)
+        _group(b, p, "pg", parent, blocks, medium, hub, global_links, s["h"], gpu, gpus, nic, nics)
     return design
 
 
@@ -88,13 +94,16 @@ def _group(b: Builder, p: dict, prefix: str, parent: str | None, blocks: list[in
     and `global_links` spread over the switches (at most `h` each) to the global links item."""
     switches = []
     for j, servers in enumerate(blocks):
-        block = b.group(f"{prefix}.b{j}", 1, parent, name=f"Switch {j} and its servers")
+        block = b.group(f"{prefix}.b{j}", 1, parent,
+                        name=f"Switch {j} and its servers" if servers else f"Switch {j} (no servers)")
         sw = b.item(f"{prefix}.b{j}.sw", "switch", p["switch"], block, name=f"Switch {j}")
+        switches.append(sw)
+        if not servers:
+            continue
         holder = b.group(f"{prefix}.b{j}.nodes", servers, block, name=f"{servers} servers") if servers > 1 else block
         server = b.server(f"{prefix}.b{j}.node", p["platform"], holder, gpu=gpu, gpus=gpus, nic=nic, nics=nics)
         for nic_id in server["nics"]:
             b.link(nic_id, sw, medium)
-        switches.append(sw)
     for i, a in enumerate(switches):
         for other in switches[i + 1:]:
             b.link(a, other, medium)
@@ -131,5 +140,8 @@ _register("dragonfly", "groups of switches joined all to all, every two groups j
                  "local links)", minimum=0, maximum=4096),
            Param("links_per_pair", int, 0, "global links between two groups (0: as many as the global ports allow)",
                  minimum=0, maximum=4096),
+           Param("routing", str, "adaptive", "routing between groups: adaptive (the better of minimal and Valiant "
+                 "for each pattern, as Slingshot's adaptive routing), or minimal or valiant for every pattern",
+                 choices=("adaptive", "minimal", "valiant")),
            _NAME], _build_dragonfly)
 __all__ = ["GLOBAL_LINKS_PART", "most_servers"]
