@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
-                               QListWidget, QListWidgetItem, QVBoxLayout, QWidget)
+                               QListWidget, QListWidgetItem, QScrollArea, QVBoxLayout, QWidget)
 
 from designer.model.catalog import Catalog
 from designer.model.design import Design
@@ -44,7 +44,11 @@ class TemplateDialog(QDialog):
         right.addWidget(self.summary)
         self.form_holder = QWidget()
         self.form = QFormLayout(self.form_holder)
-        right.addWidget(self.form_holder, 1)
+        # A template's parameters can outgrow the dialog: they scroll rather than squeeze.
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.form_holder)
+        right.addWidget(scroll, 1)
         body.addLayout(right, 1)
         layout.addLayout(body, 1)
         self.error = QLabel()
@@ -87,7 +91,7 @@ class TemplateDialog(QDialog):
                 field.setCurrentText(str(param.default))
             else:
                 field = QLineEdit()
-                field.setPlaceholderText("follows from the parts" if param.default in (None, "")
+                field.setPlaceholderText("default: as said below" if param.default in (None, "")
                                          else f"default {param.default}")
             field.setToolTip(param.help)
             self.fields[param.name] = field
