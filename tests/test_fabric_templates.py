@@ -64,6 +64,13 @@ def test_dragonfly_partial_group_is_one_more_group(catalog):
     result = evaluate(design, catalog)
     assert result.network.accelerators == 9408 * 4
     assert result.network.shape.dragonfly.groups == 74
+    # Frontier's 74 cabinets, one per group; the partial one keeps its 32 switches, 2 nodes each.
+    assert result.inventory.racks == 74
+    assert result.inventory.switches == 74 * 32
+    full, partial = result.power.per_rack
+    assert (full.copies, partial.copies) == (73, 1)
+    assert full.kw_each == pytest.approx(128 * 2.24 + 32 * 0.25, rel=0.01)
+    assert partial.kw_each == pytest.approx(64 * 2.24 + 32 * 0.25, rel=0.01)
 
 
 def test_rail_only_size_boundary(catalog):
@@ -115,7 +122,7 @@ def test_dragonfly_alltoall_is_limited_by_the_global_links(catalog):
     seconds_per_byte = per_group * (n - per_group) / n / (global_cut * cal.NET_EFFICIENCY * 1e9)
     expected_busbw = 1 / seconds_per_byte / 1e9 * (n - 1) / n
     assert math.isclose(row.busbw_gb_per_s, expected_busbw, rel_tol=0.01)
-    assert row.bottleneck.where == "group 5 groups"
+    assert row.bottleneck.where.startswith("rack HPE Cray EX4000 cabinet")  # each group in its cabinet
     assert row.bottleneck.link.endswith("--global")
     shape = result.network.shape
     assert shape.kind == "dragonfly"
@@ -135,7 +142,7 @@ def test_dragonfly_large_ring_takes_half_the_global_links_valiant(catalog):
                       global_ports_per_switch=1, links_per_pair=1)
     result = evaluate(design, catalog, {"collective": {"op": "allreduce", "sizes": ["8G"], "algorithm": "ring"}})
     row = next(r for r in result.collectives if r.algorithm == "ring")
-    assert row.bottleneck.where == "group 5 groups"
+    assert row.bottleneck.where.startswith("rack HPE Cray EX4000 cabinet")  # each group in its cabinet
     # The ring crosses each group boundary with its whole message; Valiant spreads it over half
     # the group's 100 GB/s of global links (minimal would have only the 25 GB/s to one neighbour).
     assert math.isclose(row.busbw_gb_per_s, 50 * cal.NET_EFFICIENCY, rel_tol=0.02)
@@ -220,7 +227,9 @@ def test_dragonfly_counts_each_global_cable_once(catalog):
     local_cables = 25 * (4 * 3 // 2)
     global_cables = 25 * 24 * 8 // 2  # every pair of groups, 8 cables each
     assert result.bom.cables_by_medium["slingshot-200g"] == nic_cables + local_cables + global_cables
-    assert result.bom.transceivers_by_medium["slingshot-200g"] == 2 * (nic_cables + local_cables + global_cables)
+    # Each group in its cabinet: copper inside it, optical (two transceivers) between cabinets.
+    assert result.bom.transceivers_by_medium["slingshot-200g"] == 2 * global_cables
+    assert result.inventory.racks == 25
     assert "dragonfly-global-links" not in result.inventory.switch_models
     assert result.inventory.switches == 25 * 4  # the partial group keeps its switches
     assert all(row.part != "dragonfly-global-links" for row in result.bom.rows)
@@ -236,7 +245,7 @@ def test_dragonfly_routing_setting_forces_one_routing(catalog, routing, neighbou
     assert forced.settings["dragonfly_routing"] == routing
     fabric = build_fabric(forced, catalog)
     assert classify(fabric).dragonfly.routing.lower().startswith(routing)
-    group = next(b for b in fabric.boundaries if b.item == "groups")
+    group = next(b for b in fabric.boundaries if b.item == "g.cabinet")
     assert group.neighbour_share == pytest.approx(neighbour_share)
     assert group.uniform_share == pytest.approx(alltoall_share)
     free, _ = alltoall(adaptive, catalog)

@@ -75,17 +75,27 @@ def _build_dragonfly(p: dict, catalog: Catalog) -> Design:
     hub = b.item("global", "switch", GLOBAL_LINKS_PART, None, name="Global links") if groups > 1 else None
     global_links = per_pair * (groups - 1)
     if s["full"]:
-        parent = b.group("groups", s["full"], None, name=f"{s['full']} groups") if s["full"] > 1 else None
+        parent = b.group("groups", s["full"], None, name="Dragonfly group") if s["full"] > 1 else None
+        parent = _cabinet(b, p, "g", parent)
         _group(b, p, "g", parent, [s["per_switch"]] * s["a"], medium, hub, global_links, s["h"], gpu, gpus, nic, nics)
     if s["rest"]:
         # A partly filled group keeps all its switches (a cabinet's switch blades are in place with
         # some compute blades missing), so its local and global links are a full group's: every
-        # global cable has its two ends drawn.
-        q, r = divmod(s["rest"], s["per_switch"])
-        blocks = ([s["per_switch"]] * q + ([r] if r else []) + [0] * s["a"])[:s["a"]]
-        parent = b.group("partial", 1, None, name=f"Partial group of {s['rest']} servers")
+        # global cable has its two ends drawn. Its servers spread evenly over the switches (a
+        # switch without servers would read as a tier of its own above the others).
+        q, r = divmod(s["rest"], s["a"])
+        blocks = [q + (1 if j < r else 0) for j in range(s["a"])]
+        parent = _cabinet(b, p, "pg", b.group("partial", 1, None, name=f"Partial group of {s['rest']} servers"))
         _group(b, p, "pg", parent, blocks, medium, hub, global_links, s["h"], gpu, gpus, nic, nics)
     return design
+
+
+def _cabinet(b: Builder, p: dict, prefix: str, parent: str | None) -> str | None:
+    """The rack a group's switches and servers go in (a Cray EX cabinet is one dragonfly group), or
+    `parent` itself when the design draws no racks."""
+    if not p["rack"]:
+        return parent
+    return b.item(f"{prefix}.cabinet", "rack", p["rack"], parent, name=b.catalog[p["rack"]].name)
 
 
 def _group(b: Builder, p: dict, prefix: str, parent: str | None, blocks: list[int], medium: str, hub: str | None,
@@ -140,6 +150,8 @@ _register("dragonfly", "groups of switches joined all to all, every two groups j
                  "local links)", minimum=0, maximum=4096),
            Param("links_per_pair", int, 0, "global links between two groups (0: as many as the global ports allow)",
                  minimum=0, maximum=4096),
+           Param("rack", str, "cray-ex-cabinet", "rack part each group goes in, one per group",
+                 part_kind="rack"),
            Param("routing", str, "adaptive", "routing between groups: adaptive (the better of minimal and Valiant "
                  "for each pattern, as Slingshot's adaptive routing), or minimal or valiant for every pattern",
                  choices=("adaptive", "minimal", "valiant")),
