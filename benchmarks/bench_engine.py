@@ -87,8 +87,8 @@ def plan_for(gpus: int, template: str, partial: bool) -> dict:
     used to be timed without them, against 1M with them). The partial sizes (1,000 ... = 8 × 125 ×
     10^k) split into tp 8 × pp 5, with ZeRO-3 to fit 1k; the others into tp × pp 8."""
     tp = 4 if template == "dragonfly" else 8
-    pp, zero = (5, 3) if partial else (8 if gpus % (8 * tp) == 0 else 1, 1)
-    return {"tp": tp, "pp": pp, "dp": gpus // (tp * pp), "mb": 1, "recompute": "full", "zero": zero}  # vp, cp... default
+    pp, zero = (5, 3) if partial else (8 if gpus % (8 * tp) == 0 else 1, 1)  # vp, cp... default
+    return {"tp": tp, "pp": pp, "dp": gpus // (tp * pp), "mb": 1, "recompute": "full", "zero": zero}
 
 
 def run(gpus: int, catalog: Catalog, repeat: int = 3, template: str = "rail-fat-tree",
