@@ -252,3 +252,14 @@ def test_dragonfly_routing_setting_forces_one_routing(catalog, routing, neighbou
     fixed, _ = alltoall(forced, catalog)
     # Valiant halves what the global links carry for all-to-all; minimal is what adaptive picks for it.
     assert fixed.busbw_gb_per_s == pytest.approx(free.busbw_gb_per_s * alltoall_share, rel=0.02)
+
+
+def test_dragonfly_rack_follows_the_group(catalog):
+    # 4 NICs per node: 128 nodes and 32 switches per group fit a Cray EX cabinet (192U, 300 kW).
+    assert sum(i.kind == "rack" for i in generate("dragonfly", catalog).items.values()) == 1
+    # One NIC per node: 512 nodes per group do not; by default the groups are drawn without racks…
+    wide = generate("dragonfly", catalog, nics_per_node=1, nodes=512)
+    assert not any(i.kind == "rack" for i in wide.items.values()) and errors(wide, catalog) == []
+    # …and a cabinet named for them is refused with the figures.
+    with pytest.raises(TopologyError, match="512 servers and 32 switches needs 544U .* holds 192U and 300 kW"):
+        generate("dragonfly", catalog, nics_per_node=1, nodes=512, rack="cray-ex-cabinet")

@@ -16,6 +16,7 @@ from designer.topologies.base import Builder, Param, TopologyError, common_mediu
 from designer.topologies.generators import _GPU, _GPN, _NAME, _platform_values, _register
 
 GLOBAL_LINKS_PART = "dragonfly-global-links"
+CABINET_PART = "cray-ex-cabinet"
 
 
 def _sizes(p: dict, catalog: Catalog, nics: int) -> dict:
@@ -69,6 +70,7 @@ def _build_dragonfly(p: dict, catalog: Catalog) -> Design:
         f"{catalog[p['platform']].name}" + (f" and one partial group of {s['rest']} servers" if s["rest"] else "")
         + f"; switches of a group joined all to all; {per_pair} global links between every two groups.",
         "dragonfly", p)
+    p["rack"] = _group_rack(p, catalog, s, gpu, gpus)
     if p["routing"] != "adaptive":
         design.settings["dragonfly_routing"] = p["routing"]
     b = Builder(design, catalog)
@@ -88,6 +90,27 @@ def _build_dragonfly(p: dict, catalog: Catalog) -> Design:
         parent = _cabinet(b, p, "pg", b.group("partial", 1, None, name=f"Partial group of {s['rest']} servers"))
         _group(b, p, "pg", parent, blocks, medium, hub, global_links, s["h"], gpu, gpus, nic, nics)
     return design
+
+
+def _group_rack(p: dict, catalog: Catalog, s: dict, gpu: str, gpus: int) -> str | None:
+    """The rack a group goes in: the one named, refused when a full group overflows its height or
+    power budget; by default a Cray EX cabinet when a group fits in one (as Slingshot systems are
+    built), else none."""
+    from designer.model.power import chassis_power_w
+
+    rack_id = p["rack"] or CABINET_PART
+    rack, platform, switch = catalog[rack_id], catalog[p["platform"]], s["switch"]
+    height = s["per_group"] * platform.number("height_u") + s["a"] * switch.number("height_u")
+    kw = (s["per_group"] * (chassis_power_w(platform, catalog) + gpus * catalog[gpu].number("power_w"))
+          + s["a"] * switch.number("power_w")) / 1000
+    room, budget = rack.number("height_u"), rack.number("power_budget_kw")
+    if height <= room and kw <= budget:
+        return rack_id
+    if not p["rack"]:
+        return None
+    raise TopologyError(f"dragonfly: a group of {s['per_group']} servers and {s['a']} switches needs {height:g}U and "
+                        f"{kw:,.1f} kW, but a {rack.name} holds {room:g}U and {budget:g} kW; name a larger 'rack' or "
+                        "lower 'nodes_per_switch' or 'switches_per_group'")
 
 
 def _cabinet(b: Builder, p: dict, prefix: str, parent: str | None) -> str | None:
@@ -150,8 +173,8 @@ _register("dragonfly", "groups of switches joined all to all, every two groups j
                  "local links)", minimum=0, maximum=4096),
            Param("links_per_pair", int, 0, "global links between two groups (0: as many as the global ports allow)",
                  minimum=0, maximum=4096),
-           Param("rack", str, "cray-ex-cabinet", "rack part each group goes in, one per group",
-                 part_kind="rack"),
+           Param("rack", str, None, "rack part each group goes in, one per group (default: a Cray EX cabinet "
+                 "when a group's servers and switches fit its height and power, else no racks)", part_kind="rack"),
            Param("routing", str, "adaptive", "routing between groups: adaptive (the better of minimal and Valiant "
                  "for each pattern, as Slingshot's adaptive routing), or minimal or valiant for every pattern",
                  choices=("adaptive", "minimal", "valiant")),
