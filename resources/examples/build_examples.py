@@ -388,10 +388,10 @@ def frontier_mi250x(catalog: Catalog) -> Design:
         switches (2 nodes each: a half-filled cabinet keeps its switch blades), with the full 4
         global links to every other group. Sources of the parts: De Sensi et al., "An
         In-Depth Analysis of the Slingshot Interconnect", SC20; docs/hardware.md (HPE Slingshot).""",
-        """Assumptions: a node's 4 NICs go to one switch (4 nodes per switch); in a Cray EX chassis
-        (16 nodes, 4 switch blades) a node's NICs are spread over the chassis's switches (NERSC's
-        Perlmutter documentation describes the split L0 cables), which the engine's per-group
-        figures do not see. The global links are drawn to one bundle (dragonfly-global-links,
+        """Assumptions: a node's 4 NICs go to one switch (4 nodes per switch). A Cray EX chassis
+        holds 16 nodes and 4 switch blades (glennklockwood.com/garden/cray-ex), so its nodes' NICs
+        may instead be spread over the chassis's 4 switches; no source found says which. Spreading
+        them would change the paths inside a group, not the global links between groups. The global links are drawn to one bundle (dragonfly-global-links,
         a cable bundle: the bill of materials counts each global cable once, 10,804 for 74 groups).
         Each group is drawn in its Cray EX cabinet (cray-ex-cabinet: 74 cabinets), so the cables
         inside a cabinet are copper and the global ones optical, as the cabinets are cabled.
