@@ -391,8 +391,9 @@ def frontier_mi250x(catalog: Catalog) -> Design:
         """Assumptions: a node's 4 NICs go to one switch (4 nodes per switch). A Cray EX chassis
         holds 16 nodes and 4 switch blades (glennklockwood.com/garden/cray-ex), so its nodes' NICs
         may instead be spread over the chassis's 4 switches; no source found says which. Spreading
-        them would change the paths inside a group, not the global links between groups. The global links are drawn to one bundle (dragonfly-global-links,
-        a cable bundle: the bill of materials counts each global cable once, 10,804 for 74 groups).
+        them would change the paths inside a group, not the global links between groups. The
+        global links are drawn to one bundle (dragonfly-global-links, a cable bundle: the bill of
+        materials counts each global cable once, 10,804 for 74 groups).
         Each group is drawn in its Cray EX cabinet (cray-ex-cabinet: 74 cabinets), so the cables
         inside a cabinet are copper and the global ones optical, as the cabinets are cabled.
         Frontier's EPYC host CPU is not catalogued; node height (1U) and power (the GPUs' only,
