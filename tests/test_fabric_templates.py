@@ -64,6 +64,13 @@ def test_dragonfly_partial_group_is_one_more_group(catalog):
     result = evaluate(design, catalog)
     assert result.network.accelerators == 9408 * 4
     assert result.network.shape.dragonfly.groups == 74
+    # Frontier's 74 cabinets, one per group; the partial one keeps its 32 switches, 2 nodes each.
+    assert result.inventory.racks == 74
+    assert result.inventory.switches == 74 * 32
+    full, partial = result.power.per_rack
+    assert (full.copies, partial.copies) == (73, 1)
+    assert full.kw_each == pytest.approx(128 * 2.24 + 32 * 0.25, rel=0.01)
+    assert partial.kw_each == pytest.approx(64 * 2.24 + 32 * 0.25, rel=0.01)
 
 
 def test_rail_only_size_boundary(catalog):
@@ -95,7 +102,7 @@ def test_nvl72_size_boundary(catalog):
     with pytest.raises(TopologyError, match="4,096 racks is the most .* needs 4,097"):
         generate("nvl72", catalog, nodes=most + 1)
     with pytest.raises(TopologyError, match="72 rails need switches of at least 72 ports"):
-        generate("nvl72", catalog, nodes=2, switch="qm9700", nic="cx7-400gbe-gb200")
+        generate("nvl72", catalog, nodes=2, switch="qm9700", nic="cx7-400gbe")
 
 
 # --- the engine on each fabric --------------------------------------------------------------------
@@ -115,7 +122,7 @@ def test_dragonfly_alltoall_is_limited_by_the_global_links(catalog):
     seconds_per_byte = per_group * (n - per_group) / n / (global_cut * cal.NET_EFFICIENCY * 1e9)
     expected_busbw = 1 / seconds_per_byte / 1e9 * (n - 1) / n
     assert math.isclose(row.busbw_gb_per_s, expected_busbw, rel_tol=0.01)
-    assert row.bottleneck.where == "group 5 groups"
+    assert row.bottleneck.where.startswith("rack HPE Cray EX4000 cabinet")  # each group in its cabinet
     assert row.bottleneck.link.endswith("--global")
     shape = result.network.shape
     assert shape.kind == "dragonfly"
@@ -135,7 +142,7 @@ def test_dragonfly_large_ring_takes_half_the_global_links_valiant(catalog):
                       global_ports_per_switch=1, links_per_pair=1)
     result = evaluate(design, catalog, {"collective": {"op": "allreduce", "sizes": ["8G"], "algorithm": "ring"}})
     row = next(r for r in result.collectives if r.algorithm == "ring")
-    assert row.bottleneck.where == "group 5 groups"
+    assert row.bottleneck.where.startswith("rack HPE Cray EX4000 cabinet")  # each group in its cabinet
     # The ring crosses each group boundary with its whole message; Valiant spreads it over half
     # the group's 100 GB/s of global links (minimal would have only the 25 GB/s to one neighbour).
     assert math.isclose(row.busbw_gb_per_s, 50 * cal.NET_EFFICIENCY, rel_tol=0.02)
@@ -209,3 +216,50 @@ def test_summary_rows_name_the_fabric_shape(catalog):
     assert rows["Global bandwidth per group (Valiant)"] == 73 * 4 * 25 / 2
     plain = {label for label, _, _ in performance_rows(evaluate(generate("rail-fat-tree", catalog), catalog))}
     assert "Scale-out fabric" not in plain
+
+
+def test_dragonfly_counts_each_global_cable_once(catalog):
+    # 25 groups of 4 switches × 2 servers × 4 NICs (the last group partial: 4 servers on its 4
+    # switches); h = 64 − 8 − 3 = 53 global ports, 4 × 53 // 24 = 8 links to each other group.
+    design = generate("dragonfly", catalog, nodes=196, switches_per_group=4, nodes_per_switch=2)
+    result = evaluate(design, catalog)
+    nic_cables = 196 * 4
+    local_cables = 25 * (4 * 3 // 2)
+    global_cables = 25 * 24 * 8 // 2  # every pair of groups, 8 cables each
+    assert result.bom.cables_by_medium["slingshot-200g"] == nic_cables + local_cables + global_cables
+    # Each group in its cabinet: copper inside it, optical (two transceivers) between cabinets.
+    assert result.bom.transceivers_by_medium["slingshot-200g"] == 2 * global_cables
+    assert result.inventory.racks == 25
+    assert "dragonfly-global-links" not in result.inventory.switch_models
+    assert result.inventory.switches == 25 * 4  # the partial group keeps its switches
+    assert all(row.part != "dragonfly-global-links" for row in result.bom.rows)
+
+
+@pytest.mark.parametrize("routing, neighbour_share, alltoall_share", [("minimal", 1 / 7, 1.0), ("valiant", 0.5, 0.5)])
+def test_dragonfly_routing_setting_forces_one_routing(catalog, routing, neighbour_share, alltoall_share):
+    # 8 groups of 128 nodes with one global cable between two groups: the global links bound all-to-all.
+    sizes = {"nodes": 1024, "links_per_pair": 1}
+    adaptive = generate("dragonfly", catalog, **sizes)
+    forced = generate("dragonfly", catalog, routing=routing, **sizes)
+    assert "dragonfly_routing" not in adaptive.settings
+    assert forced.settings["dragonfly_routing"] == routing
+    fabric = build_fabric(forced, catalog)
+    assert classify(fabric).dragonfly.routing.lower().startswith(routing)
+    group = next(b for b in fabric.boundaries if b.item == "g.cabinet")
+    assert group.neighbour_share == pytest.approx(neighbour_share)
+    assert group.uniform_share == pytest.approx(alltoall_share)
+    free, _ = alltoall(adaptive, catalog)
+    fixed, _ = alltoall(forced, catalog)
+    # Valiant halves what the global links carry for all-to-all; minimal is what adaptive picks for it.
+    assert fixed.busbw_gb_per_s == pytest.approx(free.busbw_gb_per_s * alltoall_share, rel=0.02)
+
+
+def test_dragonfly_rack_follows_the_group(catalog):
+    # 4 NICs per node: 128 nodes and 32 switches per group fit a Cray EX cabinet (192U, 300 kW).
+    assert sum(i.kind == "rack" for i in generate("dragonfly", catalog).items.values()) == 1
+    # One NIC per node: 512 nodes per group do not; by default the groups are drawn without racks…
+    wide = generate("dragonfly", catalog, nics_per_node=1, nodes=512)
+    assert not any(i.kind == "rack" for i in wide.items.values()) and errors(wide, catalog) == []
+    # …and a cabinet named for them is refused with the figures.
+    with pytest.raises(TopologyError, match="512 servers and 32 switches needs 544U .* holds 192U and 300 kW"):
+        generate("dragonfly", catalog, nics_per_node=1, nodes=512, rack="cray-ex-cabinet")

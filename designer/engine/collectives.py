@@ -117,7 +117,7 @@ def _boundary_terms(lay: Layout, per_copy, uniform: bool = False) -> list[Term]:
     for b, r, c in lay.crossings:
         t = per_copy(b, r) * c
         tier = SCALE_OUT
-        share = 1.0 if uniform else b.neighbour_share
+        share = b.uniform_share if uniform else b.neighbour_share
         out.append(Term(t, b.cap_eff * share, b.cap_raw * share, b.label, tier, _link_indices(b)))
     return out
 
@@ -296,7 +296,7 @@ def lower_bound(fabric: Fabric, op: str, lay: Layout, in_network: bool) -> tuple
 
     worst = gpu / (gpu_cap * 1e9) if gpu_cap > 0 else math.inf
     for b, rx, c in lay.crossings:
-        cap = b.cap_raw * (1.0 if op == "alltoall" else b.neighbour_share)
+        cap = b.cap_raw * (b.uniform_share if op == "alltoall" else b.neighbour_share)
         value = per_copy(rx) * c / (cap * 1e9) if cap > 0 else math.inf
         worst = max(worst, value)
     return worst

@@ -32,6 +32,23 @@ def link_instances(design: Design, copies: dict[str, int], link_copies: dict | N
     return {link_id: lc.a_side * lc.b_side * lc.context for link_id, lc in link_copies.items()}
 
 
+def cable_bundles(design: Design, catalog: Catalog) -> set[str]:
+    """Items standing for a bundle of cables rather than a device (a part with `cable_bundle`, as
+    a dragonfly's global links): each cable is drawn as two links to the bundle, one from each
+    end, so two such links are one physical link and cable, and the bundle is no part to buy."""
+    bundles = set()
+    for item in design.items.values():
+        part = catalog.get(item.part) if item.part else None
+        if part is not None and part.get("cable_bundle"):
+            bundles.add(item.id)
+    return bundles
+
+
+def _halves(counter: Counter) -> Counter:
+    """Cable ends drawn at a bundle, as whole cables (two ends each; an odd end left is a cable too)."""
+    return Counter({key: -(-ends // 2) for key, ends in counter.items()})
+
+
 # Parts whose price (like their power, model.power) is part of the server platform they sit in.
 _INCLUDED_IN_SERVER = ("nic", "cpu", "switch")
 
@@ -54,8 +71,9 @@ def chassis_price_usd(server: Part, catalog: Catalog) -> float | None:
 def inventory(design: Design, catalog: Catalog, copies: dict[str, int], link_copies: dict | None = None) -> Inventory:
     kinds = Counter()
     models: dict[str, Counter] = defaultdict(Counter)
+    bundles = cable_bundles(design, catalog)
     for item in design.items.values():
-        if item.kind == "group":
+        if item.kind == "group" or item.id in bundles:
             continue
         kinds[item.kind] += copies[item.id]
         if item.part:
@@ -71,8 +89,20 @@ def inventory(design: Design, catalog: Catalog, copies: dict[str, int], link_cop
         nic_models=read_only(sorted(models["nic"].items())),
         cpus=kinds["cpu"],
         racks=kinds["rack"],
-        links=sum(link_instances(design, copies, link_copies).values()),
+        links=_physical_links(design, bundles, link_instances(design, copies, link_copies)),
     )
+
+
+def _physical_links(design: Design, bundles: set[str], instances: dict[str, int]) -> int:
+    """Physical links: a link to a cable bundle is one end of a link drawn twice."""
+    direct = ends = 0
+    for link_id, count in instances.items():
+        link = design.links[link_id]
+        if link.a in bundles or link.b in bundles:
+            ends += count
+        else:
+            direct += count
+    return direct + -(-ends // 2)
 
 
 def bill_of_materials(design: Design, catalog: Catalog, copies: dict[str, int],
@@ -94,14 +124,17 @@ def bill_of_materials(design: Design, catalog: Catalog, copies: dict[str, int],
         known[item_id] = answer
         return answer
 
+    bundles = cable_bundles(design, catalog)
     parts = Counter()  # (part id, included in its server's price) → quantity
     for item in items.values():
-        if item.part:
+        if item.part and item.id not in bundles:
             included = item.kind in _INCLUDED_IN_SERVER and around(item.id, "server") is not None
             parts[(item.part, included)] += copies[item.id]
     cables = Counter()  # (medium id, variant) → cables
     transceivers = Counter()
     links_by_medium = Counter()
+    # The same, for links to a cable bundle: ends, two to a cable (`cable_bundles`).
+    bundle_cables, bundle_transceivers, bundle_links = Counter(), Counter(), Counter()
     instances_of = link_instances(design, copies, link_copies)
     media = {}
     cable_figures: dict = {}  # medium id → (lanes per cable, transceivers per cable)
@@ -112,7 +145,8 @@ def bill_of_materials(design: Design, catalog: Catalog, copies: dict[str, int],
         if medium is None:
             continue
         instances = instances_of[link.id]
-        links_by_medium[link.medium] += instances
+        at_bundle = link.a in bundles or link.b in bundles
+        (bundle_links if at_bundle else links_by_medium)[link.medium] += instances
         figures = cable_figures.get(link.medium)
         if figures is None:
             figures = cable_figures[link.medium] = (int(medium.number("lanes_per_cable")),
@@ -123,11 +157,15 @@ def bill_of_materials(design: Design, catalog: Catalog, copies: dict[str, int],
             continue
         cable_count = instances * -(-link.lanes // per_cable)
         rack_a = around(link.a, "rack")
+        to_cables, to_transceivers = (bundle_cables, bundle_transceivers) if at_bundle else (cables, transceivers)
         if per_cable_transceivers and (rack_a is None or rack_a is not around(link.b, "rack")):
-            cables[(link.medium, "optical")] += cable_count
-            transceivers[link.medium] += cable_count * per_cable_transceivers
+            to_cables[(link.medium, "optical")] += cable_count
+            to_transceivers[link.medium] += cable_count * per_cable_transceivers
         else:
-            cables[(link.medium, "copper")] += cable_count
+            to_cables[(link.medium, "copper")] += cable_count
+    links_by_medium.update(_halves(bundle_links))
+    cables.update(_halves(bundle_cables))
+    transceivers.update(_halves(bundle_transceivers))
     rows = []
     for (part_id, included), quantity in sorted(parts.items()):
         part = catalog.get(part_id)

@@ -88,6 +88,9 @@ class Boundary:
     # The share of the cut a collective's neighbour traffic (a ring's, a tree's) can use; below 1
     # between dragonfly groups, whose direct links to one neighbour are a fraction of the cut.
     neighbour_share: float = 1.0
+    # The share uniform traffic (all-to-all) can use: ½ between dragonfly groups under forced
+    # Valiant routing, whose every packet crosses two global links.
+    uniform_share: float = 1.0
 
 
 @dataclass

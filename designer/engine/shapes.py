@@ -20,7 +20,8 @@ all-to-all uses every global link minimally; a ring between groups has only the 
 neighbour group (the cut ÷ (groups − 1)) minimally, and half the cut with Valiant. The engine
 times each collective with the better of the two for its pattern (as adaptive routing picks):
 minimal for all-to-all, Valiant for rings and trees once the groups number more than three, and
-reports both.
+reports both. The design setting `dragonfly_routing` ("minimal" or "valiant"; absent: adaptive)
+forces one routing for every pattern, as a fabric manager can.
 """
 
 from __future__ import annotations
@@ -127,14 +128,23 @@ def _dragonfly(fabric: Fabric) -> Dragonfly | None:
     global_cap = group.cap_raw
     neighbour_minimal = global_cap / (groups - 1) if groups > 1 else global_cap
     valiant = global_cap / 2
-    group.neighbour_share = max(neighbour_minimal, valiant) / global_cap if groups > 2 else 1.0
+    forced = fabric.design.settings.get("dragonfly_routing")
+    if groups <= 2:
+        group.neighbour_share, routing = 1.0, "minimal"
+    elif forced == "minimal":
+        group.neighbour_share, routing = neighbour_minimal / global_cap, "minimal (set)"
+    elif forced == "valiant":
+        group.neighbour_share = group.uniform_share = 0.5
+        routing = "Valiant (set)"
+    else:
+        group.neighbour_share = max(neighbour_minimal, valiant) / global_cap
+        routing = "minimal for all-to-all, Valiant for rings" if groups > 3 else "minimal"
     # Inside a group, traffic to the next switch has its direct local link, or half the local
     # links through intermediate switches (the global links do not serve it).
     local_neighbour = max(local_cap / (switches - 1), local_cap / 2) if switches > 2 else local_cap
     switch_level.neighbour_share = min(1.0, local_neighbour / switch_level.cap_raw) if switch_level.cap_raw else 1.0
-    bisection = groups * groups / 4 * global_cap / (groups - 1) if groups > 1 else 0.0
+    bisection = groups * groups / 4 * global_cap / (groups - 1) * group.uniform_share if groups > 1 else 0.0
     fabric.bisection_cap = bisection
-    routing = "minimal for all-to-all, Valiant for rings" if groups > 3 else "minimal"
     return Dragonfly(groups=groups, switches_per_group=switches,
                      global_links_per_group=round(sum(n * fabric.design.links[links[i].id].lanes
                                                       for i, n in zip(group.links, group.per_copy))),

@@ -262,6 +262,8 @@ DESIGN = {
                 "spares": _whole(0, MAX_GROUP_COUNT, "a number of hot spare servers"),
                 "failures": {"type": "array", "maxItems": MAX_ITEMS, "items": _FAILURE},
                 "cost": COST_SETTING,
+                "dragonfly_routing": {"enum": ["minimal", "valiant"],
+                                      "x-expected": "\"minimal\" or \"valiant\" (absent: adaptive)"},
                 "in_network_reduction": {
                     "type": "object",
                     "additionalProperties": False,

@@ -95,7 +95,7 @@ _FIELDS: dict[str, dict[str, dict]] = {
         "media": _MEDIA,
         "bandwidth_tb_per_s": _figure(1e5, "TB/s"), "height_u": _figure(100, "U"), "power_w": _figure(1e6, "W"),
         "latency_ns": _figure(1e9, "ns"), "in_network_reduction": {"enum": ["nvls", "sharp"]},
-        "circuit": {"type": "boolean"},
+        "circuit": {"type": "boolean"}, "cable_bundle": {"type": "boolean"},
     },
     "server": {
         "height_u": _figure(100, "U"), "system_power_w": _figure(1e7, "W"),
@@ -106,7 +106,8 @@ _FIELDS: dict[str, dict[str, dict]] = {
             "switch": _ID, "pcie_switch": _ID, "switches": _count(1, MAX_SCALE_UP_SWITCHES),
             "mesh": {"type": "boolean"}, "domain_servers": _count(1, 1_000_000)}},
     },
-    "rack": {"height_u": _positive(100, "U"), "power_budget_kw": _positive(10_000, "kW")},
+    # 200 U: a supercomputer cabinet (Cray EX) has no rack units and is counted in node and switch slots.
+    "rack": {"height_u": _positive(200, "U"), "power_budget_kw": _positive(10_000, "kW")},
     # A parallel file system or object store the cluster checkpoints to (a design's `storage` setting).
     "storage": {
         "read_gb_per_s": _positive(1e6, "GB/s"), "write_gb_per_s": _positive(1e6, "GB/s"),

@@ -4,7 +4,9 @@ all to all inside the group by local links, and every pair of groups joined by g
 A group is drawn once and replicated. Its switches are drawn one by one (each with its servers),
 so the local links are drawn as they are cabled; the global links of every switch go to one
 pass-through item, `dragonfly-global-links`, standing for the cables between groups (group to
-group is one hop). A node count that does not fill the last group draws one partial group."""
+group is one hop); that part is a `cable_bundle`, so the bill of materials counts the two drawn
+ends of a global cable as one cable. A node count that does not fill the last group draws one
+partial group: all its switches, with fewer servers."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from designer.topologies.base import Builder, Param, TopologyError, common_mediu
 from designer.topologies.generators import _GPU, _GPN, _NAME, _platform_values, _register
 
 GLOBAL_LINKS_PART = "dragonfly-global-links"
+CABINET_PART = "cray-ex-cabinet"
 
 
 def _sizes(p: dict, catalog: Catalog, nics: int) -> dict:
@@ -67,19 +70,55 @@ def _build_dragonfly(p: dict, catalog: Catalog) -> Design:
         f"{catalog[p['platform']].name}" + (f" and one partial group of {s['rest']} servers" if s["rest"] else "")
         + f"; switches of a group joined all to all; {per_pair} global links between every two groups.",
         "dragonfly", p)
+    p["rack"] = _group_rack(p, catalog, s, gpu, gpus)
+    if p["routing"] != "adaptive":
+        design.settings["dragonfly_routing"] = p["routing"]
     b = Builder(design, catalog)
     hub = b.item("global", "switch", GLOBAL_LINKS_PART, None, name="Global links") if groups > 1 else None
     global_links = per_pair * (groups - 1)
     if s["full"]:
-        parent = b.group("groups", s["full"], None, name=f"{s['full']} groups") if s["full"] > 1 else None
+        parent = b.group("groups", s["full"], None, name="Dragonfly group") if s["full"] > 1 else None
+        parent = _cabinet(b, p, "g", parent)
         _group(b, p, "g", parent, [s["per_switch"]] * s["a"], medium, hub, global_links, s["h"], gpu, gpus, nic, nics)
     if s["rest"]:
-        q, r = divmod(s["rest"], s["per_switch"])
-        blocks = [s["per_switch"]] * q + ([r] if r else [])
-        parent = b.group("partial", 1, None, name=f"Partial group of {s['rest']} servers")
-        _group(b, p, "pg", parent, blocks, medium, hub, min(global_links, len(blocks) * s["h"]), s["h"],
-               gpu, gpus, nic, nics)
+        # A partly filled group keeps all its switches (a cabinet's switch blades are in place with
+        # some compute blades missing), so its local and global links are a full group's: every
+        # global cable has its two ends drawn. Its servers spread evenly over the switches (a
+        # switch without servers would read as a tier of its own above the others).
+        q, r = divmod(s["rest"], s["a"])
+        blocks = [q + (1 if j < r else 0) for j in range(s["a"])]
+        parent = _cabinet(b, p, "pg", b.group("partial", 1, None, name=f"Partial group of {s['rest']} servers"))
+        _group(b, p, "pg", parent, blocks, medium, hub, global_links, s["h"], gpu, gpus, nic, nics)
     return design
+
+
+def _group_rack(p: dict, catalog: Catalog, s: dict, gpu: str, gpus: int) -> str | None:
+    """The rack a group goes in: the one named, refused when a full group overflows its height or
+    power budget; by default a Cray EX cabinet when a group fits in one (as Slingshot systems are
+    built), else none."""
+    from designer.model.power import chassis_power_w
+
+    rack_id = p["rack"] or CABINET_PART
+    rack, platform, switch = catalog[rack_id], catalog[p["platform"]], s["switch"]
+    height = s["per_group"] * platform.number("height_u") + s["a"] * switch.number("height_u")
+    kw = (s["per_group"] * (chassis_power_w(platform, catalog) + gpus * catalog[gpu].number("power_w"))
+          + s["a"] * switch.number("power_w")) / 1000
+    room, budget = rack.number("height_u"), rack.number("power_budget_kw")
+    if height <= room and kw <= budget:
+        return rack_id
+    if not p["rack"]:
+        return None
+    raise TopologyError(f"dragonfly: a group of {s['per_group']} servers and {s['a']} switches needs {height:g}U and "
+                        f"{kw:,.1f} kW, but a {rack.name} holds {room:g}U and {budget:g} kW; name a larger 'rack' or "
+                        "lower 'nodes_per_switch' or 'switches_per_group'")
+
+
+def _cabinet(b: Builder, p: dict, prefix: str, parent: str | None) -> str | None:
+    """The rack a group's switches and servers go in (a Cray EX cabinet is one dragonfly group), or
+    `parent` itself when the design draws no racks."""
+    if not p["rack"]:
+        return parent
+    return b.item(f"{prefix}.cabinet", "rack", p["rack"], parent, name=b.catalog[p["rack"]].name)
 
 
 def _group(b: Builder, p: dict, prefix: str, parent: str | None, blocks: list[int], medium: str, hub: str | None,
@@ -88,13 +127,16 @@ def _group(b: Builder, p: dict, prefix: str, parent: str | None, blocks: list[in
     and `global_links` spread over the switches (at most `h` each) to the global links item."""
     switches = []
     for j, servers in enumerate(blocks):
-        block = b.group(f"{prefix}.b{j}", 1, parent, name=f"Switch {j} and its servers")
+        block = b.group(f"{prefix}.b{j}", 1, parent,
+                        name=f"Switch {j} and its servers" if servers else f"Switch {j} (no servers)")
         sw = b.item(f"{prefix}.b{j}.sw", "switch", p["switch"], block, name=f"Switch {j}")
+        switches.append(sw)
+        if not servers:
+            continue
         holder = b.group(f"{prefix}.b{j}.nodes", servers, block, name=f"{servers} servers") if servers > 1 else block
         server = b.server(f"{prefix}.b{j}.node", p["platform"], holder, gpu=gpu, gpus=gpus, nic=nic, nics=nics)
         for nic_id in server["nics"]:
             b.link(nic_id, sw, medium)
-        switches.append(sw)
     for i, a in enumerate(switches):
         for other in switches[i + 1:]:
             b.link(a, other, medium)
@@ -131,5 +173,10 @@ _register("dragonfly", "groups of switches joined all to all, every two groups j
                  "local links)", minimum=0, maximum=4096),
            Param("links_per_pair", int, 0, "global links between two groups (0: as many as the global ports allow)",
                  minimum=0, maximum=4096),
+           Param("rack", str, None, "rack part each group goes in, one per group (default: a Cray EX cabinet "
+                 "when a group's servers and switches fit its height and power, else no racks)", part_kind="rack"),
+           Param("routing", str, "adaptive", "routing between groups: adaptive (the better of minimal and Valiant "
+                 "for each pattern, as Slingshot's adaptive routing), or minimal or valiant for every pattern",
+                 choices=("adaptive", "minimal", "valiant")),
            _NAME], _build_dragonfly)
 __all__ = ["GLOBAL_LINKS_PART", "most_servers"]

@@ -81,7 +81,7 @@ _register("nvl72", "GB200 NVL72 racks (72-GPU NVLink domains) joined by a rail-o
                  part_kind="server"),
            Param("gpu", str, None, "accelerator part (default: the platform's)", part_kind="accelerator"),
            Param("nodes", int, 8, "number of NVL72 racks", minimum=1, maximum=100_000), _GPN,
-           Param("nic", str, "cx7-400gbe-gb200", "NIC part, one per GPU (default: 400GbE, so 128-port Ethernet "
+           Param("nic", str, "cx7-400gbe", "NIC part, one per GPU (default: 400GbE, so 128-port Ethernet "
                  "switches can take all 72 rails)", part_kind="nic"),
            Param("nics_per_node", int, None, "NICs per rack, one rail each (default: the platform's, one per GPU)",
                  minimum=0, maximum=MAX_SERVER_NICS),

@@ -161,6 +161,8 @@ class MainWindow(QMainWindow):
         a("new", "&New", self.new_design, keys.New, "Start an empty design")
         a("open", "&Open…", self.open_dialog, keys.Open, "Open a design file")
         a("open_example", "Open &Example…", self.open_example_dialog, None, "Open one of the built-in example clusters")
+        a("new_from_template", "New from &Template…", self.new_from_template_dialog, None,
+          "Start a design from a topology template (fat tree, dragonfly, NVL72…) with its parameters")
         a("save", "&Save", self.save, keys.Save, "Save the design")
         a("save_as", "Save &As…", self.save_as, keys.SaveAs, "Save the design under a new name")
         a("keep_backup", "Keep a &Backup When Saving", self._set_keep_backup, None,
@@ -217,7 +219,7 @@ class MainWindow(QMainWindow):
     def _build_menus(self) -> None:
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
-        for name in ("new", "open", "open_example"):
+        for name in ("new", "new_from_template", "open", "open_example"):
             file_menu.addAction(getattr(self, f"act_{name}"))
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
@@ -509,6 +511,19 @@ class MainWindow(QMainWindow):
         if self.maybe_save():
             self.document.reset(Design(name="Untitled"), None)
             self.results.set_workload(None)
+
+    def new_from_template_dialog(self) -> None:
+        """File ▸ New from Template: the design the dialog builds opens here as a new untitled document."""
+        from designer.ui.templates import TemplateDialog
+
+        if not self.maybe_save():
+            return
+        dialog = TemplateDialog(self.catalog, self)
+        if dialog.exec() and dialog.design is not None:
+            self.document.reset(dialog.design, None)
+            self.results.set_workload(self.workload)
+            self.fit_when_built()
+            self.show_message(f"New design from the {dialog.template} template")
 
     def open_path(self, path: str | os.PathLike) -> bool:
         """Load a design; on failure show the loader's message and keep the open design."""

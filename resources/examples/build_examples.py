@@ -385,17 +385,20 @@ def frontier_mi250x(catalog: Catalog) -> Design:
         (200 Gb/s, Cassini) per node; each cabinet is one dragonfly group of 128 nodes under 32
         Rosetta switches (64 x 200G: 16 ports to NICs, 31 to the other switches of the group, up
         to 16 to other groups), with 4 global links between every two groups. 9,408 nodes fill 73
-        cabinets and half of the 74th, so the last group is a partial group of 64 nodes under 16
-        switches. Sources of the parts: De Sensi et al., "An In-Depth Analysis of the Slingshot
-        Interconnect", SC20; docs/hardware.md (HPE Slingshot).""",
-        """Assumptions: a node's 4 NICs go to one switch (4 nodes per switch); Frontier spreads a
-        blade's NICs over the switches of its chassis, which the engine's per-group figures do not
-        see. The partial group keeps 4 global links to every other group as far as its 16 switches'
-        global ports allow (272 of 292). The global links are drawn to one pass-through bundle
-        (dragonfly-global-links), so the bill of materials counts each global cable twice.
+        cabinets and half of the 74th, so the last group is a partial group of 64 nodes on its 32
+        switches (2 nodes each: a half-filled cabinet keeps its switch blades), with the full 4
+        global links to every other group. Sources of the parts: De Sensi et al., "An
+        In-Depth Analysis of the Slingshot Interconnect", SC20; docs/hardware.md (HPE Slingshot).""",
+        """Assumptions: a node's 4 NICs go to one switch (4 nodes per switch). A Cray EX chassis
+        holds 16 nodes and 4 switch blades (glennklockwood.com/garden/cray-ex), so its nodes' NICs
+        may instead be spread over the chassis's 4 switches; no source found says which. Spreading
+        them would change the paths inside a group, not the global links between groups. The
+        global links are drawn to one bundle (dragonfly-global-links, a cable bundle: the bill of
+        materials counts each global cable once, 10,804 for 74 groups).
+        Each group is drawn in its Cray EX cabinet (cray-ex-cabinet: 74 cabinets), so the cables
+        inside a cabinet are copper and the global ones optical, as the cabinets are cabled.
         Frontier's EPYC host CPU is not catalogued; node height (1U) and power (the GPUs' only,
-        2.24 kW) are catalogue assumptions, and the nodes are not drawn in racks (a Cray EX
-        cabinet is a dragonfly group). The Cassini NIC is taken as PCIe Gen4 x16 beside the
+        2.24 kW) are catalogue assumptions. The Cassini NIC is taken as PCIe Gen4 x16 beside the
         MI250X.""")
 
 

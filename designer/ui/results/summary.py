@@ -12,6 +12,9 @@ from designer.engine.summary import format_value, summary_rows
 from designer.ui.results.placeholder import Placeholder
 
 
+VALUE_MAX_WIDTH = 300  # px
+
+
 class SummaryTab:
     title = "Summary"
     subject = "Summary"  # what a message on the page is about
@@ -29,6 +32,9 @@ class SummaryTab:
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        # A long text value (a list of unpriced parts) is elided, its whole text in the tooltip,
+        # rather than squeezing the metric names to nothing.
+        header.setMaximumSectionSize(VALUE_MAX_WIDTH)
         header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         table.verticalHeader().setDefaultSectionSize(24)
         self.table = table
@@ -44,6 +50,7 @@ class SummaryTab:
             cells = [QTableWidgetItem(metric), QTableWidgetItem(format_value(value)), QTableWidgetItem(unit)]
             cells[1].setTextAlignment(right)
             cells[1].setData(Qt.ItemDataRole.UserRole, value)
+            cells[1].setToolTip(cells[1].text())
             if metric == "Lint errors" and value > 0:
                 cells[1].setForeground(QBrush(QColor(colors.ERROR)))
             for c, cell in enumerate(cells):
