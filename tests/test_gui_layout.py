@@ -142,3 +142,36 @@ def test_containers_too_small_to_read_show_a_summary_card_until_zoomed_in(big_wi
     assert not su.card
     assert all(child.isVisible() for child in su.childItems() if isinstance(child, NodeItem))
     assert shown_texts(su) == ["39 scalable units", "×39"]
+
+
+def test_select_all_at_zoom_to_fit_selects_what_cards_hide_and_acts_on_all_of_it(big_window, qtbot):
+    """Qt selects only what is shown; Select All selects every item and link of the design all the
+    same: the cards show as selected, Copy, Delete and Cut take everything, and zoomed in the
+    contents show as selected."""
+    window = big_window
+    scene, doc = window.scene, window.document
+    items, links = dict(doc.design.items), dict(doc.design.links)
+    su = scene.nodes["su"]
+    assert su.card and not scene.nodes["su.node"].isVisible()
+    window.act_select_all.trigger()
+    assert set(scene.selected_ids()) == set(items) and set(scene.selected_link_ids()) == set(links)
+    assert su.isSelected()
+    assert window.inspector.title.text().startswith(f"{len(items) + len(links)} selected")
+    assert window.copy()
+    assert window.statusBar().currentMessage() == f"Copied {len(items)} items and {len(links)} links"
+    window.act_delete.trigger()
+    assert doc.design.items == {} and doc.undo_stack.undoText() == f"Delete {len(items) + len(links)} items"
+    window.act_undo.trigger()
+    assert doc.design.items == items and doc.design.links == links
+    qtbot.waitUntil(lambda: window_settled(window) and not scene.jobs.running("cards"), timeout=60_000)
+
+    window.act_select_all.trigger()
+    window.view.centerOn(scene.nodes["su"])
+    window.view.zoom(1.0 / window.view.transform().m11())
+    qtbot.waitUntil(lambda: not scene.jobs.running("cards"), timeout=30_000)
+    assert not scene.nodes["su"].card and scene.nodes["su.rack"].isVisible()
+    assert scene.nodes["su.rack"].isSelected() and scene.nodes["su.rack"] in scene.selectedItems()
+    assert set(scene.selected_ids()) == set(items)
+    # Choosing something else drops what the cards hid.
+    scene.select_ids(["su.spine0"])
+    assert scene.selection() == (["su.spine0"], [])

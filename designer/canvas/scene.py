@@ -67,6 +67,9 @@ class DesignScene(QGraphicsScene):
         self._stage.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
         self._staged: list[tuple[Any, Any]] = []
         self._pending_selection: list[str] = []  # chosen while a sliced build runs; selected when it ends
+        # Items and links selected though a summary card hides them (Qt selects only what is shown):
+        # they stay selected while a card holding them is.
+        self._hidden_selection: set = set()
         document.changed.connect(self.on_changed)
         self.selectionChanged.connect(self._on_selection_look)
         self.rebuild()
@@ -525,6 +528,8 @@ class DesignScene(QGraphicsScene):
             card = self.is_card(node)
             if card != node.card:
                 flipped.add(node.item_id)
+                if card and node.isSelected():
+                    self._hidden_selection.update(self._selected_inside(node))
             node.set_card(card, contents_changed)
             if card and node.isVisible():
                 if node.item_id not in self._summaries:
@@ -541,6 +546,7 @@ class DesignScene(QGraphicsScene):
                 if link_id in self.link_items:
                     self.reroute([self.link_items[link_id]])
                     yield
+            self._show_hidden_selection()
 
     def _summary(self, item_id: str, index: dict) -> tuple[str, list[str]]:
         busiest = None
@@ -608,20 +614,24 @@ class DesignScene(QGraphicsScene):
 
     # --- selection helpers --------------------------------------------------------------------------
     def selection(self) -> tuple[list[str], list[str]]:
-        """The selected items' and links' ids (one pass over the selection)."""
+        """The selected items' and links' ids (one pass over the selection), with those a selected
+        summary card hides."""
         items, links = [], []
         for element in self.selectedItems():
             if isinstance(element, NodeItem):
                 items.append(element.item_id)
             elif isinstance(element, LinkItem):
                 links.append(element.link_id)
+        for element in self._hidden_selected():
+            (items if isinstance(element, NodeItem) else links).append(
+                element.item_id if isinstance(element, NodeItem) else element.link_id)
         return items, links
 
     def selected_ids(self) -> list[str]:
-        return [n.item_id for n in self.selectedItems() if isinstance(n, NodeItem)]
+        return self.selection()[0]
 
     def selected_link_ids(self) -> list[str]:
-        return [l.link_id for l in self.selectedItems() if isinstance(l, LinkItem)]
+        return self.selection()[1]
 
     def select_ids(self, ids) -> None:
         """Select exactly these items and links; the selection handlers run once, not once per
@@ -633,15 +643,76 @@ class DesignScene(QGraphicsScene):
         self._select([item for i in ids if (item := self.nodes.get(i) or self.link_items.get(i)) is not None])
 
     def select_all(self) -> None:
-        """Every item and every link, in one selection change."""
+        """Every item and every link, in one selection change; those inside summary cards too (the
+        cards show as selected, and their contents are shown selected when the cards open)."""
         self._select([*self.nodes.values(), *self.link_items.values()])
 
     def _select(self, items: list) -> None:
         self.blockSignals(True)
         try:
             self.clearSelection()
+            hidden = set()
             for item in items:
                 item.setSelected(True)
+                if not item.isSelected():  # Qt selects nothing hidden
+                    hidden.add(item)
+            self._hidden_selection = hidden
+        finally:
+            self.blockSignals(False)
+        self.selectionChanged.emit()
+
+    def _selected_inside(self, node: NodeItem) -> list:
+        """The selected items and links inside a container (about to be hidden by its card)."""
+        out, stack = [], list(node.childItems())
+        while stack:
+            child = stack.pop()
+            if isinstance(child, (NodeItem, LinkItem)):
+                if child.isSelected() or child in self._hidden_selection:
+                    out.append(child)
+                stack.extend(child.childItems())
+        return out
+
+    def _hidden_selected(self) -> list:
+        """The hidden selection that still counts: what a selected card (any container around it
+        that is selected) hides. The rest is dropped: the user has chosen something else."""
+        if not self._hidden_selection:
+            return []
+        kept = []
+        for element in self._hidden_selection:
+            try:
+                if element.isVisible() or element.scene() is not self:
+                    continue
+                parent = element.parentItem()
+                while parent is not None and not parent.isSelected():
+                    parent = parent.parentItem()
+            except RuntimeError:  # already deleted
+                continue
+            if parent is not None:
+                kept.append(element)
+        self._hidden_selection = set(kept)
+        return kept
+
+    def _show_hidden_selection(self) -> None:
+        """Contents of a selected card that opened are shown selected."""
+        shown = []
+        for element in list(self._hidden_selection):
+            try:
+                if not element.isVisible():
+                    continue
+                parent = element.parentItem()
+                while parent is not None and not parent.isSelected():
+                    parent = parent.parentItem()
+            except RuntimeError:  # already deleted
+                continue
+            self._hidden_selection.discard(element)
+            if parent is not None:
+                shown.append(element)
+        if not shown:
+            return
+        self.blockSignals(True)
+        try:
+            for element in shown:
+                element.setSelected(True)
         finally:
             self.blockSignals(False)
         self.selectionChanged.emit()
