@@ -13,7 +13,6 @@ from PySide6.QtWidgets import QGraphicsScene
 from designer.canvas.items import NodeItem
 from designer.model import placement
 from designer.model.design import Design, Item
-from designer.model.edits import outermost
 from designer.model.errors import DesignerError
 from designer.model.layout import GRID, LEAF_H, LEAF_W
 from designer.topologies.base import Builder
@@ -46,8 +45,7 @@ class Interactions:
     def dragged_nodes(self) -> list[NodeItem]:
         """What a drag of the selection moves: the selected items not inside another selected one
         (Qt moves those; their contents ride along)."""
-        nodes = self.scene.nodes
-        return [nodes[i] for i in outermost(self.scene.design, self.scene.selected_ids()) if i in nodes]
+        return self.scene.outermost_selected()
 
     def positions_before_drag(self, event) -> dict[NodeItem, QPointF] | None:
         """Where the dragged items are before Qt moves them for this mouse move (None: the mouse

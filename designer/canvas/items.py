@@ -72,6 +72,9 @@ def _plain_child(parent: QGraphicsItem, text: bool) -> QGraphicsItem:
 
 
 _NODE_FLAGS = QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
+# A container encloses its contents (their links too), so Qt may skip a container off screen
+# without visiting its contents, on every paint and every look-up of what lies under a point.
+_CONTAINER_FLAGS = _NODE_FLAGS | QGraphicsItem.GraphicsItemFlag.ItemContainsChildrenInShape
 
 
 class NodeItem(QGraphicsPathItem):
@@ -91,7 +94,7 @@ class NodeItem(QGraphicsPathItem):
         self.container = kind in CONTAINER_KINDS
         self._rect = (QRectF(0, 0, MIN_CONTAINER_W, EMPTY_CONTAINER_H) if self.container
                       else QRectF(0, 0, LEAF_W, LEAF_H))
-        self.setFlags(_NODE_FLAGS)
+        self.setFlags(_CONTAINER_FLAGS if self.container else _NODE_FLAGS)
         self.setBrush(_BRUSHES[kind])
         self.setPen(_GROUP_PEN if kind == "group" else _PENS[kind])
         if not self.container:
