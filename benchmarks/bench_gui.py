@@ -2,18 +2,19 @@
 
 For each example in `resources/examples/` (or those named on the command line) the main window
 opens it as the gallery does and then, in turn: re-evaluates after an edit (a rename), Select All,
-Delete then Undo, drags everything by 60 pixels with mouse events on the view (at Zoom to Fit, then
-zoomed in to 100 %, where every item is drawn and selected), and exports the canvas PNG. Each phase runs from the action to the window having caught up (canvas built,
-evaluation shown, deferred jobs done). Without example names, a 20,164-item flat torus (every chip
-drawn, no replicated groups) is measured too.
+Delete then Undo, drags everything by 60 pixels with mouse events on the view (at Zoom to Fit,
+then zoomed in to 100 %, where every item is drawn and selected), and exports the canvas PNG. Each
+phase runs from the action to the window having caught up (canvas built, evaluation shown,
+deferred jobs done). Without example names, a 20,480-item flat torus (16,384 chips in 4,096 TPU
+v4 hosts, every chip drawn, no replicated groups) is measured too.
 
 The measure is a 5 ms heartbeat timer on the UI thread: a phase's figure is the largest interval
 between its ticks minus the period, i.e. the longest the user would have waited for a repaint or a
 key press. On a loaded machine much of a gap is time the thread waits for a core, so `--json` also
-gives the UI thread's own CPU time within each phase's worst gap (`worst_gap_cpu_ms`). `--tiny` runs the smallest example only and checks every phase completes (part of
-`make test`); `--export-only` measures opening and the PNG export only; `--json` prints the figures
-as JSON instead of a table. Runs offscreen unless
-QT_QPA_PLATFORM says otherwise.
+gives the UI thread's own CPU time within each phase's worst gap (`worst_gap_cpu_ms`). `--tiny`
+runs the smallest example only and checks every phase completes (part of `make test`);
+`--export-only` measures opening and the PNG export only; `--json` prints the figures as JSON
+instead of a table. Runs offscreen unless QT_QPA_PLATFORM says otherwise.
 """
 
 from __future__ import annotations
