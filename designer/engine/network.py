@@ -625,7 +625,11 @@ def _torus(fabric: Fabric) -> None:
 # --- summary figures --------------------------------------------------------------------------------
 
 def _switch_levels(fabric: Fabric) -> dict[str, float]:
-    """Distance of every item from the nearest accelerator in hops (pass-through switches: 0)."""
+    """Distance of every item from the nearest accelerator in hops (pass-through switches: 0),
+    computed once per fabric."""
+    cached = fabric.__dict__.get("_levels")
+    if cached is not None:
+        return cached
     items = fabric.design.items
     nb = _neighbours(fabric)
     dist = {a.id: 0.0 for a in fabric.accelerators}
@@ -647,6 +651,7 @@ def _switch_levels(fabric: Fabric) -> dict[str, float]:
             if nd < get(other, inf):
                 dist[other] = nd
                 push(heap, (nd, other))
+    fabric.__dict__["_levels"] = dist
     return dist
 
 
