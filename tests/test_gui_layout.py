@@ -177,3 +177,25 @@ def test_select_all_at_zoom_to_fit_selects_what_cards_hide_and_acts_on_all_of_it
     # Choosing something else drops what the cards hid.
     scene.select_ids(["su.spine0"])
     assert scene.selection() == (["su.spine0"], [])
+
+
+def test_links_pass_behind_summary_cards_and_leaves_never_over_their_labels(big_window, qtbot):
+    """At Zoom to Fit the core groups are cards in rows; the links from the upper rows to the units
+    pass behind the lower rows' cards (stacked over the links), so no card's text is crossed. An
+    open container lies under the links, which run over it to its contents."""
+    window = big_window
+    scene = window.scene
+    link_z = max(link.zValue() for link in scene.link_items.values())
+    cards = [node for node in scene.nodes.values() if node.card and node.isVisible()]
+    assert cards and all(card.zValue() > link_z for card in cards)
+    assert all(node.zValue() > link_z for node in scene.nodes.values() if not node.container)
+    # What is painted on each card's label is the card, not a link passing it.
+    links = set(scene.link_items.values())
+    for card in cards:
+        label = card.mapToScene(card.header_rect().center())
+        assert next(i for i in scene.items(label) if isinstance(i, NodeItem) or i in links) is card
+    su = scene.nodes["su"]
+    window.view.centerOn(su)
+    window.view.zoom(1.0 / window.view.transform().m11())
+    qtbot.waitUntil(lambda: not scene.jobs.running("cards"), timeout=30_000)
+    assert not su.card and su.zValue() < link_z
