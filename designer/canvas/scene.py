@@ -528,14 +528,22 @@ class DesignScene(QGraphicsScene):
     def _card_steps(self, containers: list[NodeItem], contents_changed: bool) -> Iterator[None]:
         """Outer containers first, so that a card's text is written only when no outer card hides it."""
         flipped: set[str] = set()
+        hidden = False
         index = None
         for node in containers:
             card = self.is_card(node)
             if card != node.card:
                 flipped.add(node.item_id)
+                hidden = hidden or card
                 if card and node.isSelected():
                     self._hidden_selection.update(self._selected_inside(node))
-            node.set_card(card, contents_changed)
+            # Qt deselects each selected item a card hides, one signal each (and every handler
+            # reads the whole selection): the handlers hear it once, when the cards are done.
+            self.blockSignals(True)
+            try:
+                node.set_card(card, contents_changed)
+            finally:
+                self.blockSignals(False)
             if card and node.isVisible():
                 if node.item_id not in self._summaries:
                     index = index if index is not None else self.design.children_index()
@@ -552,6 +560,8 @@ class DesignScene(QGraphicsScene):
                     self.reroute([self.link_items[link_id]])
                     yield
             self._show_hidden_selection()
+        if hidden:
+            self.selectionChanged.emit()
 
     def _summary(self, item_id: str, index: dict) -> tuple[str, list[str]]:
         busiest = None
