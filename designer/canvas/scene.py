@@ -618,10 +618,8 @@ class DesignScene(QGraphicsScene):
         self.interactions.pressed(event)
 
     def mouseMoveEvent(self, event) -> None:
-        before = self.interactions.positions_before_drag(event)
-        super().mouseMoveEvent(event)  # Qt moves the selected items from where the drag began
-        if before is not None:
-            self.interactions.snap_dragged(before)
+        if not self.interactions.drag_to(event):  # dragged items move in one pass, not by Qt
+            super().mouseMoveEvent(event)
 
     def mouseReleaseEvent(self, event) -> None:
         super().mouseReleaseEvent(event)
