@@ -4,17 +4,27 @@ from __future__ import annotations
 
 from designer.model.design import Design, Item, Link
 
-BIG_GRID_SIDE = 142  # 142 × 142 = 20,164 chips
+BIG_GRID_SIDE = 128  # 128 × 128 = 16,384 chips in 4,096 hosts: 20,480 items
 
 
-def flat_grid(side: int, wrap: bool) -> Design:
+def flat_grid(side: int, wrap: bool, hosts: bool = False) -> Design:
     """A side × side grid of TPU v4 chips joined by ICI links, every chip and link drawn (no
-    replicated groups): a torus when `wrap`, else a mesh."""
+    replicated groups): a torus when `wrap`, else a mesh. With `hosts` (an even side), each 2 × 2
+    block of chips sits in a TPU v4 host, as the chips of a real pod do (a chip in no server is a
+    lint error and the engine leaves it out)."""
     design = Design(name=f"{side}×{side} {'torus' if wrap else 'mesh'}, flat",
                     description="Stress test: every chip drawn")
     for i in range(side):
         for j in range(side):
-            design.add_item(Item(f"c{i}-{j}", "accelerator", name=f"{i},{j}", part="tpu-v4", x=j * 80, y=i * 60))
+            if not hosts:
+                design.add_item(Item(f"c{i}-{j}", "accelerator", name=f"{i},{j}", part="tpu-v4", x=j * 80, y=i * 60))
+                continue
+            host = f"host{i // 2}-{j // 2}"
+            if i % 2 == 0 and j % 2 == 0:
+                design.add_item(Item(host, "server", name=f"Host {i // 2},{j // 2}", part="tpu-v4-host",
+                                     x=j // 2 * 200, y=i // 2 * 180))
+            design.add_item(Item(f"c{i}-{j}", "accelerator", name=f"{i},{j}", part="tpu-v4", parent=host,
+                                 x=j % 2 * 80, y=i % 2 * 60))
     reach = side if wrap else side - 1
     for i in range(side):
         for j in range(reach):
@@ -24,11 +34,12 @@ def flat_grid(side: int, wrap: bool) -> Design:
 
 
 def write_big_design(path) -> int:
-    """The 20,000-item stress design (a flat torus: the canvas must cope with that many items
-    even where a design uses no replicated groups), saved to `path`. Returns the number of items."""
+    """The 20,000-item stress design (a flat torus of chips in hosts: the canvas must cope with
+    that many items even where a design uses no replicated groups), saved to `path`. Returns the
+    number of items."""
     from designer.io.files import save_design
 
-    design = flat_grid(BIG_GRID_SIDE, wrap=True)
+    design = flat_grid(BIG_GRID_SIDE, wrap=True, hosts=True)
     save_design(design, path)
     return len(design.items)
 

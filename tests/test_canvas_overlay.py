@@ -124,3 +124,29 @@ def test_two_identical_servers_read_the_same_on_the_canvas_in_every_phase_chosen
             shown = scene.link_items[first].utilization
             assert shown == expected[first] and scene.link_items[second].utilization == shown, (choice, first)
         assert all(scene.link_items[i].utilization > 0 for i in counterpart if ".sw" in i)  # every NVLink
+
+
+def test_a_server_outside_a_smaller_communicator_is_drawn_idle_and_a_busy_nics_pcie_link_loaded(qtbot):
+    """Allreduce over the first server's 8 GPUs: its NVLinks are coloured by their load, the second
+    server's links (copies of the first's by symmetry, but no rank uses them) read 0 %. Over all 16
+    GPUs, each GPU↔NIC link shows the load of the NIC uplink it feeds."""
+    catalog = default_catalog()
+    design, counterpart = two_servers_on_a_leaf()
+    design.settings["workload"] = {"collective": {"op": "allreduce", "sizes": ["1G"], "ranks": 8}}
+    scene = DesignScene(Document(design, catalog))
+    result = evaluate(design, catalog)
+    scene.apply_result(result, views.phase_names(result)[0])
+    scene.settle_styles()
+    nvlink = next(i for i in counterpart if ".sw" in i)
+    assert scene.link_items[nvlink].utilization > 0.3
+    assert scene.link_items[nvlink].pen().color().name() != _utilization_colour(0.0)
+    for second in counterpart.values():
+        assert scene.link_items[second].utilization == 0
+        assert scene.link_items[second].pen().color().name() == _utilization_colour(0.0), second
+
+    design.settings["workload"] = {"collective": {"op": "allreduce", "sizes": ["1G"]}}
+    result = evaluate(design, catalog)
+    scene.apply_result(result, views.phase_names(result)[0])
+    scene.settle_styles()
+    pcie = [i for i in design.links if design.items[design.links[i].b].kind == "nic"]
+    assert pcie and all(scene.link_items[i].utilization > 0.1 for i in pcie)

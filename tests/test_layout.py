@@ -89,12 +89,15 @@ def _server_rows(design: Design, kind: str) -> tuple[float, float]:
     return min(b.top for b in kids), max(b.bottom for b in kids)
 
 
-def test_switches_sit_above_what_they_serve(catalog):
+def test_switches_sit_above_what_they_serve_and_a_servers_links_leave_it_upwards(catalog):
+    """Inside a server, the NICs (cabled to leaves above) sit on top, then the GPUs, then the
+    NVSwitches, whose links stay inside, and the CPUs: no link runs over a label."""
     server = generate("server", catalog, platform="dgx-h100")
-    nvswitch_top, nvswitch_bottom = _server_rows(server, "switch")
-    gpu_top, gpu_bottom = _server_rows(server, "accelerator")
     nic_top, nic_bottom = _server_rows(server, "nic")
-    assert nvswitch_bottom < gpu_top and gpu_bottom < nic_top  # NVSwitches, GPUs, NICs
+    gpu_top, gpu_bottom = _server_rows(server, "accelerator")
+    nvswitch_top, nvswitch_bottom = _server_rows(server, "switch")
+    cpu_top, cpu_bottom = _server_rows(server, "cpu")
+    assert nic_bottom < gpu_top and gpu_bottom < nvswitch_top and nvswitch_bottom < cpu_top
     fabric = generate("rail-fat-tree", catalog, nodes=128, nodes_per_su=32, tiers=3)
     boxes = boxes_in_parent(fabric)
     assert boxes["su.spine0"].bottom < boxes["su.leaf0"].top < boxes["su.racks"].top  # spine, leaf, racks
@@ -122,7 +125,7 @@ def test_tidy_of_a_messy_design_leaves_nothing_overlapping_and_is_deterministic(
     assert overlapping_siblings(design, positions) == []
     assert_tidy(tidy_in_place(design))
     boxes = boxes_in_parent(design)
-    assert boxes["s0.sw"].bottom < min(boxes[f"s0.g{g}"].top for g in range(4))
+    assert boxes["s0.sw"].top > max(boxes[f"s0.g{g}"].bottom for g in range(4))  # its links stay inside
 
 
 def test_tidy_of_a_selected_container_moves_only_its_contents():

@@ -162,6 +162,29 @@ def test_removing_a_link_and_an_item_it_touches_removes_each_once():
     round_trip(design, edit)
 
 
+
+def test_removing_many_top_level_items_is_one_pass_over_the_design_and_undoes_exactly(monkeypatch):
+    """A Delete of every item of a big flat design removes them in one pass (`Design.remove_items`),
+    not one pass per item; a link between two removed items goes with the first of them, so the
+    undo puts both ends back before it."""
+    design = rack_design()
+    design.add_item(Item("spine2", "switch", part="qm9700", x=600))
+    design.add_link(Link("spine--spine2", "spine", "spine2", "ib-ndr"))
+    passes = []
+    original = Design.remove_items
+    monkeypatch.setattr(Design, "remove_items", lambda self, ids: passes.append(list(ids)) or original(self, ids))
+    edit = edits.remove(design, ["spine2", "rack", "spine"])
+    (op,) = edit.ops
+    assert isinstance(op, edits.RemoveItems) and [r.item.id for r in op.removals] == ["spine2", "rack", "spine"]
+    assert [l.id for l in op.removals[0].links] == ["spine--spine2"]
+    assert [l.id for l in op.removals[1].links] == ["gpu--nic", "nic--tor", "tor--spine"]
+    passes.clear()
+    round_trip(design, edit)
+    assert passes == [["spine2", "rack", "spine"]] * 2  # the edit and its redo: one pass each
+    assert not design.items and not design.links
+    assert edit.change().items_removed[-1] == "spine"
+
+
 # --- compound edits -----------------------------------------------------------------------------------
 def test_move_names_itself_and_can_move_into_a_new_container():
     design = rack_design()

@@ -13,7 +13,6 @@ from PySide6.QtWidgets import QGraphicsScene
 from designer.canvas.items import NodeItem
 from designer.model import placement
 from designer.model.design import Design, Item
-from designer.model.edits import outermost
 from designer.model.errors import DesignerError
 from designer.model.layout import GRID, LEAF_H, LEAF_W
 from designer.topologies.base import Builder
@@ -31,6 +30,8 @@ class Interactions:
         self._dragged: list[NodeItem] | None = None  # the items the drag under way moves
         self._dragged_links: list = []  # and the links it re-routes (LinkItems)
         self._carried_links: list = []  # and those it shifts along
+        self._origins: dict[NodeItem, QPointF] = {}  # where the dragged items were on the press
+        self._shift = QPointF(0, 0)  # how far the drag has moved them
         # Asked when a link could use several media; tests replace it. (options) -> choice or None
         self.choose_medium: Callable[[list[tuple[str, str]], str], str | None] | None = None
 
@@ -45,26 +46,15 @@ class Interactions:
 
     def dragged_nodes(self) -> list[NodeItem]:
         """What a drag of the selection moves: the selected items not inside another selected one
-        (Qt moves those; their contents ride along)."""
-        nodes = self.scene.nodes
-        return [nodes[i] for i in outermost(self.scene.design, self.scene.selected_ids()) if i in nodes]
-
-    def positions_before_drag(self, event) -> dict[NodeItem, QPointF] | None:
-        """Where the dragged items are before Qt moves them for this mouse move (None: the mouse
-        is not dragging items). Which items those are is worked out once per drag."""
-        self.track_modifiers(event)
-        grabber = self.scene.mouseGrabberItem()
-        if not (event.buttons() & Qt.MouseButton.LeftButton) or not isinstance(grabber, NodeItem):
-            return None
-        if self._dragged is None:
-            self._prepare_drag()
-        return {n: n.pos() for n in self._dragged}
+        (their contents ride along)."""
+        return self.scene.outermost_selected()
 
     def pressed(self, event) -> None:
         """After Qt handled a press: one on an item may start a drag of the selection, so what it
         would move is worked out now rather than in the first mouse move, which also repaints."""
         self.track_modifiers(event)
         self._dragged, self._dragged_links, self._carried_links = None, [], []
+        self._origins, self._shift = {}, QPointF(0, 0)
         if event.button() == Qt.MouseButton.LeftButton and isinstance(self.scene.mouseGrabberItem(), NodeItem):
             self._prepare_drag()
 
@@ -72,30 +62,44 @@ class Interactions:
         """The items a drag moves, the links it re-routes (one end left behind), and those it
         carries (both ends moving, each with another dragged item: their lines just shift)."""
         self._dragged = self.dragged_nodes()
+        self._origins, self._shift = {node: node.pos() for node in self._dragged}, QPointF(0, 0)
         ids = {n.item_id for n in self._dragged}
         moving = self.scene.subtrees(ids)
         self._dragged_links, self._carried_links = [], []
         for link in self.scene.links_around(ids, subtree_of=moving):
             (self._carried_links if link.a in moving and link.b in moving else self._dragged_links).append(link)
 
-    def snap_dragged(self, before: dict[NodeItem, QPointF]) -> None:
-        """After Qt moved the dragged items: the item under the mouse lands on the grid, the
-        others keep their offsets from it, and their links follow. Containers keep their size
-        while a child is dragged (over or out of them): the drop decides where it ends up."""
+    def drag_to(self, event) -> bool:
+        """A mouse move while items are dragged: move them, in one pass, to where the press point
+        went (the item under the mouse on the grid, the others keeping their offsets from it), and
+        their links along. Returns False when the mouse is not dragging items (Qt handles it).
+
+        Qt's own item drag reads every selected item on every move (thousands after Select All)
+        and the snap moved each a second time; this moves each dragged item once, from where it
+        was on the press. Containers keep their size while a child is dragged (over or out of
+        them): the drop decides where it ends up."""
+        self.track_modifiers(event)
         grabber = self.scene.mouseGrabberItem()
-        moved = [n for n, p in before.items() if n.pos() != p]
-        anchor = grabber if grabber in before else (moved[0] if moved else None)
-        if anchor is not None and moved:
-            target = self.snap(anchor.pos())
-            delta = target - anchor.pos()
-            if delta != QPointF(0, 0):
-                for node in moved:
-                    node.setPos(node.pos() + delta)
-        shift = next((n.pos() - before[n] for n in moved if n.pos() != before[n]), None)
-        if shift is not None:
-            self.scene.reroute(self._dragged_links, rehome=False)
-            for link in self._carried_links:
-                link.setLine(link.line().translated(shift))
+        if not (event.buttons() & Qt.MouseButton.LeftButton) or not isinstance(grabber, NodeItem):
+            return False
+        if self._dragged is None:
+            self._prepare_drag()
+        if not self._origins:
+            return True
+        anchor = grabber if grabber in self._origins else next(iter(self._origins))
+        start = self._origins[anchor]
+        moved = event.scenePos() - event.buttonDownScenePos(Qt.MouseButton.LeftButton)
+        shift = self.snap(start + moved) - start
+        step = shift - self._shift
+        if step == QPointF(0, 0):
+            return True
+        self._shift = shift
+        for node, origin in self._origins.items():
+            node.setPos(origin + shift)
+        self.scene.reroute(self._dragged_links, rehome=False)
+        for link in self._carried_links:
+            link.setLine(link.line().translated(step))
+        return True
 
     def commit_moves(self, release_at: QPointF | None = None) -> None:
         """Turn the positions the user dragged items to into one undo step. An item released over
@@ -105,6 +109,7 @@ class Interactions:
         while the status bar says why."""
         dragged = self._dragged if self._dragged is not None else self.dragged_nodes()
         self._dragged, self._dragged_links, self._carried_links = None, [], []
+        self._origins, self._shift = {}, QPointF(0, 0)
         design = self.scene.design
         under = self._containers_under(release_at) if release_at is not None else None
         positions: dict[str, tuple[float, float]] = {}

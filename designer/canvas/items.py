@@ -72,7 +72,14 @@ def _plain_child(parent: QGraphicsItem, text: bool) -> QGraphicsItem:
     return child
 
 
+# Leaves and summary cards stack over the links beside them (links 5, a selected or bottleneck link
+# 6): a link passing a box goes behind it and never over its label. Open containers stay under the
+# links, which run over their backgrounds to the contents.
+BOX_Z = 7
 _NODE_FLAGS = QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
+# A container encloses its contents (their links too), so Qt may skip a container off screen
+# without visiting its contents, on every paint and every look-up of what lies under a point.
+_CONTAINER_FLAGS = _NODE_FLAGS | QGraphicsItem.GraphicsItemFlag.ItemContainsChildrenInShape
 
 
 class NodeItem(QGraphicsPathItem):
@@ -92,11 +99,11 @@ class NodeItem(QGraphicsPathItem):
         self.container = kind in CONTAINER_KINDS
         self._rect = (QRectF(0, 0, MIN_CONTAINER_W, EMPTY_CONTAINER_H) if self.container
                       else QRectF(0, 0, LEAF_W, LEAF_H))
-        self.setFlags(_NODE_FLAGS)
+        self.setFlags(_CONTAINER_FLAGS if self.container else _NODE_FLAGS)
         self.setBrush(_BRUSHES[kind])
         self.setPen(_GROUP_PEN if kind == "group" else _PENS[kind])
         if not self.container:
-            self.setZValue(1)
+            self.setZValue(BOX_Z)
         self._title = _plain_child(self, text=True)
         self._title.setFont(font("header" if self.container else "leaf"))
         self._title.setBrush(_TEXT_BRUSH)
@@ -220,6 +227,7 @@ class NodeItem(QGraphicsPathItem):
                 child.setVisible(not on)
         if on != self.card:
             self.card = on
+            self.setZValue(BOX_Z if on else 0)
             self.set_text_visible(self._text_on)
             for child in (self._card_title, self._card_text):
                 if child is not None:

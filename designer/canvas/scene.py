@@ -77,6 +77,9 @@ class DesignScene(QGraphicsScene):
         self._blast_generation = 0  # a change makes an index being built off the UI thread stale
         self._blast_building: int | None = None  # the generation whose index the helper thread builds
         self._blastBuilt.connect(self._blast_built, Qt.ConnectionType.QueuedConnection)
+        # Items and links selected though a summary card hides them (Qt selects only what is shown):
+        # they stay selected while a card holding them is.
+        self._hidden_selection: set = set()
         document.changed.connect(self.on_changed)
         self.selectionChanged.connect(self._on_selection_look)
         self.rebuild()
@@ -368,6 +371,11 @@ class DesignScene(QGraphicsScene):
         for i in direct:
             link_ids |= self.links_by_item.get(i, set())
         subtree_of = subtree_of if subtree_of is not None else self.subtrees(ids)
+        if 2 * len(subtree_of) > len(self.nodes):  # most of the design (a drag of everything): each link once
+            get = subtree_of.get
+            crossing = [item for item in self.link_items.values() if get(item.a) != get(item.b)]
+            return crossing + [self.link_items[i] for i in link_ids - {item.link_id for item in crossing}
+                               if i in self.link_items]
         for item_id in subtree_of:
             for link_id in self.links_by_item.get(item_id, ()):
                 if link_id not in link_ids:
@@ -537,12 +545,22 @@ class DesignScene(QGraphicsScene):
     def _card_steps(self, containers: list[NodeItem], contents_changed: bool) -> Iterator[None]:
         """Outer containers first, so that a card's text is written only when no outer card hides it."""
         flipped: set[str] = set()
+        hidden = False
         index = None
         for node in containers:
             card = self.is_card(node)
             if card != node.card:
                 flipped.add(node.item_id)
-            node.set_card(card, contents_changed)
+                hidden = hidden or card
+                if card and node.isSelected():
+                    self._hidden_selection.update(self._selected_inside(node))
+            # Qt deselects each selected item a card hides, one signal each (and every handler
+            # reads the whole selection): the handlers hear it once, when the cards are done.
+            self.blockSignals(True)
+            try:
+                node.set_card(card, contents_changed)
+            finally:
+                self.blockSignals(False)
             if card and node.isVisible():
                 if node.item_id not in self._summaries:
                     index = index if index is not None else self.design.children_index()
@@ -558,6 +576,9 @@ class DesignScene(QGraphicsScene):
                 if link_id in self.link_items:
                     self.reroute([self.link_items[link_id]])
                     yield
+            self._show_hidden_selection()
+        if hidden:
+            self.selectionChanged.emit()
 
     def _summary(self, item_id: str, index: dict) -> tuple[str, list[str]]:
         busiest = None
@@ -658,10 +679,8 @@ class DesignScene(QGraphicsScene):
         self.interactions.pressed(event)
 
     def mouseMoveEvent(self, event) -> None:
-        before = self.interactions.positions_before_drag(event)
-        super().mouseMoveEvent(event)  # Qt moves the selected items from where the drag began
-        if before is not None:
-            self.interactions.snap_dragged(before)
+        if not self.interactions.drag_to(event):  # dragged items move in one pass, not by Qt
+            super().mouseMoveEvent(event)
 
     def mouseReleaseEvent(self, event) -> None:
         super().mouseReleaseEvent(event)
@@ -669,20 +688,24 @@ class DesignScene(QGraphicsScene):
 
     # --- selection helpers --------------------------------------------------------------------------
     def selection(self) -> tuple[list[str], list[str]]:
-        """The selected items' and links' ids (one pass over the selection)."""
+        """The selected items' and links' ids (one pass over the selection), with those a selected
+        summary card hides."""
         items, links = [], []
         for element in self.selectedItems():
             if isinstance(element, NodeItem):
                 items.append(element.item_id)
             elif isinstance(element, LinkItem):
                 links.append(element.link_id)
+        for element in self._hidden_selected():
+            (items if isinstance(element, NodeItem) else links).append(
+                element.item_id if isinstance(element, NodeItem) else element.link_id)
         return items, links
 
     def selected_ids(self) -> list[str]:
-        return [n.item_id for n in self.selectedItems() if isinstance(n, NodeItem)]
+        return self.selection()[0]
 
     def selected_link_ids(self) -> list[str]:
-        return [l.link_id for l in self.selectedItems() if isinstance(l, LinkItem)]
+        return self.selection()[1]
 
     def select_ids(self, ids) -> None:
         """Select exactly these items and links; the selection handlers run once, not once per
@@ -694,15 +717,93 @@ class DesignScene(QGraphicsScene):
         self._select([item for i in ids if (item := self.nodes.get(i) or self.link_items.get(i)) is not None])
 
     def select_all(self) -> None:
-        """Every item and every link, in one selection change."""
+        """Every item and every link, in one selection change; those inside summary cards too (the
+        cards show as selected, and their contents are shown selected when the cards open)."""
         self._select([*self.nodes.values(), *self.link_items.values()])
 
     def _select(self, items: list) -> None:
         self.blockSignals(True)
         try:
             self.clearSelection()
+            hidden = set()
             for item in items:
                 item.setSelected(True)
+                if not item.isSelected():  # Qt selects nothing hidden
+                    hidden.add(item)
+            self._hidden_selection = hidden
+        finally:
+            self.blockSignals(False)
+        self.selectionChanged.emit()
+
+    def outermost_selected(self) -> list[NodeItem]:
+        """The selected items not inside another selected one, found from the top down: a drag of
+        everything asks only the top-level items (and reads no list of thousands from Qt)."""
+        index = self.design.children_index()
+        out, stack = [], [child.id for child in index.get(None, ())]
+        nodes = self.nodes
+        while stack:
+            item_id = stack.pop()
+            node = nodes.get(item_id)
+            if node is None:
+                continue
+            if node.isSelected():
+                out.append(node)
+            else:
+                stack.extend(child.id for child in index.get(item_id, ()))
+        return out
+
+    def _selected_inside(self, node: NodeItem) -> list:
+        """The selected items and links inside a container (about to be hidden by its card)."""
+        out, stack = [], list(node.childItems())
+        while stack:
+            child = stack.pop()
+            if isinstance(child, (NodeItem, LinkItem)):
+                if child.isSelected() or child in self._hidden_selection:
+                    out.append(child)
+                stack.extend(child.childItems())
+        return out
+
+    def _hidden_selected(self) -> list:
+        """The hidden selection that still counts: what a selected card (any container around it
+        that is selected) hides. The rest is dropped: the user has chosen something else."""
+        if not self._hidden_selection:
+            return []
+        kept = []
+        for element in self._hidden_selection:
+            try:
+                if element.isVisible() or element.scene() is not self:
+                    continue
+                parent = element.parentItem()
+                while parent is not None and not parent.isSelected():
+                    parent = parent.parentItem()
+            except RuntimeError:  # already deleted
+                continue
+            if parent is not None:
+                kept.append(element)
+        self._hidden_selection = set(kept)
+        return kept
+
+    def _show_hidden_selection(self) -> None:
+        """Contents of a selected card that opened are shown selected."""
+        shown = []
+        for element in list(self._hidden_selection):
+            try:
+                if not element.isVisible():
+                    continue
+                parent = element.parentItem()
+                while parent is not None and not parent.isSelected():
+                    parent = parent.parentItem()
+            except RuntimeError:  # already deleted
+                continue
+            self._hidden_selection.discard(element)
+            if parent is not None:
+                shown.append(element)
+        if not shown:
+            return
+        self.blockSignals(True)
+        try:
+            for element in shown:
+                element.setSelected(True)
         finally:
             self.blockSignals(False)
         self.selectionChanged.emit()

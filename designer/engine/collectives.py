@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from designer.engine import calibration as cal
-from designer.engine.network import HOST, SCALE_OUT, SCALE_UP, Fabric
+from designer.engine.network import HOST, SCALE_OUT, SCALE_UP, Fabric, host_feeds, links_among_first
 from designer.engine.workloads import WorkloadError
 from designer.model.errors import DesignerError
 from designer.engine.result import rounded
@@ -37,7 +37,9 @@ class CollectiveError(DesignerError):
 @dataclass
 class Term:
     """Bytes (as a multiple of S) through a capacity; `links` are the representative's links
-    carrying them, `alike` further links the algorithm loads the same way (every link of a torus)."""
+    carrying them, `alike` further links the algorithm loads the same way (every link of a torus),
+    `carried` ((links, raw GB/s), ...) links that carry the same bytes through a capacity of their
+    own without bounding the time (a unit's leaf–spine links behind its cut)."""
 
     traffic: float
     cap_eff: float
@@ -46,6 +48,7 @@ class Term:
     tier: str
     links: tuple = ()
     alike: tuple = ()
+    carried: tuple = ()
 
     @property
     def seconds_per_byte(self) -> float:
@@ -94,7 +97,8 @@ def _ring_up_cap(fabric: Fabric) -> float:
 
 def _up_term(fabric: Fabric, traffic: float, eff: float) -> Term:
     cap = _ring_up_cap(fabric)
-    return Term(traffic, cap * eff, cap, "accelerator scale-up links", SCALE_UP, tuple(fabric.up_links))
+    return Term(traffic, cap * eff, cap, "accelerator scale-up links", SCALE_UP, tuple(fabric.up_links),
+                carried=fabric.up_carried)
 
 
 def _out_term(fabric: Fabric, traffic: float) -> Term:
@@ -118,7 +122,7 @@ def _boundary_terms(lay: Layout, per_copy, uniform: bool = False) -> list[Term]:
         t = per_copy(b, r) * c
         tier = SCALE_OUT
         share = b.uniform_share if uniform else b.neighbour_share
-        out.append(Term(t, b.cap_eff * share, b.cap_raw * share, b.label, tier, _link_indices(b)))
+        out.append(Term(t, b.cap_eff * share, b.cap_raw * share, b.label, tier, _link_indices(b), carried=b.carried))
     return out
 
 
@@ -342,11 +346,13 @@ def time_collective(fabric: Fabric, op: str, algorithm: str, n: int, sizes, stri
     return Timing(algorithm, best, list(chosen), bound, main.slowest() if main else None, ph)
 
 
-def link_utilization(fabric: Fabric, timing: Timing, size: float) -> np.ndarray:
+def link_utilization(fabric: Fabric, timing: Timing, size: float, ranks: int | None = None) -> np.ndarray:
     """Utilization of every link (per link index, a fraction of its raw capacity) over the
     collective. The phases load the links on the representative accelerator's path (and those a
-    term names `alike`); by symmetry every link of the same role (`Fabric.link_role`) carries what
-    its loaded counterpart does."""
+    term names `alike` or `carried`); by symmetry every link of the same role (`Fabric.link_role`)
+    carries what its loaded counterpart does, and a GPU↔NIC link what its NIC sends up
+    (`network.host_feeds`). With `ranks` (a communicator of the first accelerators), links no
+    rank's path uses stay idle."""
     roles = fabric.link_role
     t = float(np.max(timing.time)) if np.ndim(timing.time) else float(timing.time)
     if not np.isfinite(t) or t <= 0 or not len(roles):
@@ -358,7 +364,19 @@ def link_utilization(fabric: Fabric, timing: Timing, size: float) -> np.ndarray:
                 continue
             u = term.traffic * size / (term.cap_raw * 1e9) / t
             np.maximum.at(per_role, roles[list(term.links + term.alike)], u)
-    return per_role[roles]
+            for links, cap in term.carried:
+                np.maximum.at(per_role, roles[list(links)], term.traffic * size / (cap * 1e9) / t)
+    util = per_role[roles]
+    host, uplink, weight = host_feeds(fabric)
+    if len(host):
+        fed = np.zeros(len(util))
+        np.add.at(fed, host, weight * util[uplink])
+        util = np.maximum(util, fed)
+    if ranks is not None:
+        used = links_among_first(fabric, ranks)
+        if used is not None:
+            util = np.where(used, util, 0.0)
+    return util
 
 
 def parse_size(text: str) -> int:
@@ -416,7 +434,7 @@ def collective_rows(fabric: Fabric, op: str, sizes, algorithm: str = "auto",
     if chosen_for_util and n > 1:
         best, s = chosen_for_util
         tm = time_collective(fabric, op, best, n, [s])
-        util = link_utilization(fabric, tm, s)
+        util = link_utilization(fabric, tm, s, n)
     return rows, {"phase": f"{op} {_human(chosen_for_util[1]) if chosen_for_util else ''} "
                            f"({chosen_for_util[0] if chosen_for_util else ''})",
                   "util": util}

@@ -91,6 +91,9 @@ class Boundary:
     # The share uniform traffic (all-to-all) can use: ½ between dragonfly groups under forced
     # Valiant routing, whose every packet crosses two global links.
     uniform_share: float = 1.0
+    # ((link indices, raw GB/s of them per copy of their unit), ...): links between switches that
+    # cross no boundary of the chain but carry what crosses this one (a unit's leaf–spine links).
+    carried: tuple = ()
 
 
 @dataclass
@@ -118,6 +121,9 @@ class Fabric:
     torus_links: tuple = ()  # every scale-up link: a torus collective loads them all alike
     rails: int = 1  # above 1: a server's NICs reach separate fabrics joined only over scale-up links
     bisection_cap: float | None = None  # a limit the boundaries do not show (a dragonfly's, engine.shapes)
+    # ((link indices, raw GB/s), ...): scale-up links between the representative server's switches,
+    # which a ring over the server's accelerators crosses once each way (FabreX's two switches).
+    up_carried: tuple = ()
 
     # -- helpers -----------------------------------------------------------------------------
     def boundary_for(self, n: int, stride: int = 1) -> list[tuple[Boundary, int]]:
@@ -180,6 +186,7 @@ def build_fabric(design: Design, catalog: Catalog, copies: dict | None = None, c
     _per_gpu(fabric, chain)
     _domain(fabric, chain)
     _boundaries(fabric, chain)
+    _carried(fabric, chain)
     _in_network(fabric)
     _torus(fabric)
     return fabric
@@ -481,6 +488,111 @@ def _boundaries(fabric: Fabric, chain) -> None:
                                           float((per_copy * caps[idx]).sum()), float((per_copy * effs[idx]).sum())))
 
 
+def _carried(fabric: Fabric, chain) -> None:
+    """Links the chain's boundaries do not cut but that carry their traffic (`Boundary.carried`,
+    `Fabric.up_carried`).
+
+    A link between two switches outside any server that crosses no boundary of the chain (a rail
+    leaf's links to its unit's spines, a partial unit's links to the core) carries what leaves the
+    nearest boundary at or above the container it sits in that something crosses — or, above the
+    outermost such boundary, what crosses that one (a second unit is another copy of the first).
+    Its unit is the chain's container it sits in, or else the outermost container of its ends that
+    holds accelerators; the links of one unit and switch level share the traffic of one copy."""
+    items = fabric.design.items
+    rep_server = next((i for i in chain(fabric.rep) if items[i].kind == "server"), None)
+    fabric.up_carried = tuple(((l.index,), l.cap) for l in fabric.links if l.tier == SCALE_UP
+                              and items[l.a].kind == "switch" and items[l.b].kind == "switch"
+                              and rep_server in chain(l.a) and rep_server in chain(l.b))
+    upward = list(chain(fabric.rep)[1:])
+    position = {item: k for k, item in enumerate(upward)}
+    top = len(upward)
+    in_server: dict[str, bool] = {}
+    candidates = []
+    for l in fabric.links:
+        if l.tier == SCALE_UP:
+            continue
+        ends = []
+        for end in (l.a, l.b):
+            hit = in_server.get(end)
+            if hit is None:
+                hit = in_server[end] = any(items[i].kind == "server" for i in chain(end))
+            ends.append(hit)
+        if any(ends):
+            continue
+        ka = next((position[i] for i in chain(l.a) if i in position), top)
+        kb = next((position[i] for i in chain(l.b) if i in position), top)
+        if ka == kb:
+            candidates.append((l, ka))
+    if not candidates:
+        return
+    levels = _switch_levels(fabric)
+    holding = {i for a in fabric.accelerators for i in chain(a.id)}
+    groups: dict[tuple, list] = {}
+    for l, k in candidates:
+        if k < top:
+            unit = upward[k]
+        else:
+            chain_a, chain_b = chain(l.a), chain(l.b)
+            on_b = set(chain_b)
+            unit = next((i for i in chain_a[1:] if i in on_b), None)
+            if unit is None:
+                unit = next((c[-1] for c in (chain_a, chain_b) if len(c) > 1 and c[-1] in holding), None)
+        level = min(levels.get(l.a, np.inf), levels.get(l.b, np.inf))
+        groups.setdefault((k, unit, level), []).append(l)
+    cut = [(position.get(b.item, top), b) for b in fabric.boundaries if len(b.links)]
+    if not cut:
+        return
+    carried: dict[int, list] = {}
+    for (k, unit, _level), members in groups.items():
+        above = [b for at, b in cut if at >= k]
+        boundary = above[0] if above else cut[-1][1]
+        per_copy = fabric.copies[unit] if unit is not None else 1
+        cap = sum(l.instances / per_copy * l.cap for l in members)
+        if cap > 0:
+            carried.setdefault(id(boundary), []).append((tuple(l.index for l in members), cap))
+    for b in fabric.boundaries:
+        b.carried = tuple(carried.get(id(b), ()))
+
+
+def host_feeds(fabric: Fabric) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(host link, NIC uplink, weight) triples: a GPU↔NIC link carries what its NIC sends up, shared
+    over the NIC's host links by capacity: Σ weight × the uplink's utilization (computed once)."""
+    cached = fabric.__dict__.get("_host_feeds")
+    if cached is not None:
+        return cached
+    items = fabric.design.items
+    host_ids, up_ids, weights = [], [], []
+    for item_id, entries in _neighbours(fabric).items():
+        if items[item_id].kind != "nic":
+            continue
+        hosts = [(l, deg) for l, _, deg in entries if l.tier == HOST]
+        ups = [(l, deg) for l, _, deg in entries if l.tier == SCALE_OUT]
+        host_cap = sum(deg * l.cap for l, deg in hosts)
+        if not hosts or not ups or host_cap <= 0:
+            continue
+        for h, _ in hosts:
+            for u, deg in ups:
+                host_ids.append(h.index)
+                up_ids.append(u.index)
+                weights.append(deg * u.cap / host_cap)
+    cached = fabric.__dict__["_host_feeds"] = (np.array(host_ids, dtype=np.intp), np.array(up_ids, dtype=np.intp),
+                                               np.array(weights, dtype=float))
+    return cached
+
+
+def links_among_first(fabric: Fabric, n: int) -> np.ndarray | None:
+    """Which links a communicator of the first `n` accelerators can use: those inside the
+    representative's innermost container that holds n of them (None: every link). A drawn server
+    beside it whose accelerators are not ranks stays idle, whatever its links' roles."""
+    if n >= fabric.total_accelerators or fabric.rep is None:
+        return None
+    chain = _chains(fabric).__getitem__
+    scope = next((i for i in chain(fabric.rep)[1:] if _accelerators_in(fabric, i, chain) >= n), None)
+    if scope is None:
+        return None
+    return np.array([scope in chain(l.a) and scope in chain(l.b) for l in fabric.links], dtype=bool)
+
+
 def _in_network(fabric: Fabric) -> None:
     settings = fabric.design.settings.get("in_network_reduction", {}) or {}
     items, catalog = fabric.design.items, fabric.catalog
@@ -522,7 +634,11 @@ def _torus(fabric: Fabric) -> None:
 # --- summary figures --------------------------------------------------------------------------------
 
 def _switch_levels(fabric: Fabric) -> dict[str, float]:
-    """Distance of every item from the nearest accelerator in hops (pass-through switches: 0)."""
+    """Distance of every item from the nearest accelerator in hops (pass-through switches: 0),
+    computed once per fabric."""
+    cached = fabric.__dict__.get("_levels")
+    if cached is not None:
+        return cached
     items = fabric.design.items
     nb = _neighbours(fabric)
     dist = {a.id: 0.0 for a in fabric.accelerators}
@@ -544,6 +660,7 @@ def _switch_levels(fabric: Fabric) -> dict[str, float]:
             if nd < get(other, inf):
                 dist[other] = nd
                 push(heap, (nd, other))
+    fabric.__dict__["_levels"] = dist
     return dist
 
 

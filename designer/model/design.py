@@ -342,15 +342,33 @@ class Design:
         """Remove an item with everything inside it and every link touching them.
 
         Returns what was removed (items parent-first) so an undo can put it back."""
-        self.item(item_id)
-        doomed = [self.items[item_id]] + self.descendants(item_id)
-        doomed_ids = {i.id for i in doomed}
-        links = [l for l in self.links.values() if l.a in doomed_ids or l.b in doomed_ids]
-        for link in links:
-            del self.links[link.id]
-        for item in doomed:
-            del self.items[item.id]
-        return doomed, links
+        return self.remove_items([item_id])[0]
+
+    def remove_items(self, item_ids: list[str]) -> list[tuple[list[Item], list[Link]]]:
+        """`remove_item` of each of these items (none inside another), in one pass over the design:
+        deleting thousands of top-level items costs one look at every item and link, not one each."""
+        for item_id in item_ids:
+            self.item(item_id)
+        index = self.children_index()
+        removed: list[tuple[list[Item], list[Link]]] = []
+        root_of: dict[str, int] = {}
+        for k, item_id in enumerate(item_ids):
+            doomed = [self.items[item_id]] + self.descendants(item_id, index)
+            removed.append((doomed, []))
+            for item in doomed:
+                root_of[item.id] = k
+        for link in self.links.values():
+            # A link between two removed items goes with the first removed, as one by one.
+            ka, kb = root_of.get(link.a), root_of.get(link.b)
+            k = kb if ka is None else ka if kb is None else min(ka, kb)
+            if k is not None:
+                removed[k][1].append(link)
+        for doomed, links in removed:
+            for link in links:
+                del self.links[link.id]
+            for item in doomed:
+                del self.items[item.id]
+        return removed
 
     def add_link(self, link: Link) -> Link:
         if link.id in self.links or link.id in self.items:

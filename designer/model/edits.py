@@ -1,10 +1,11 @@
 """Edits of a design as plain values, each one undoable.
 
 An operation (`AddItem`, `UpdateItem`, `RemoveItem`, `AddLink`, `UpdateLink`, `RemoveLink`,
-`SetSetting`) changes the design through the model's own methods, so the model's rules decide, and
-knows its `inverse()`. An `Edit` is an ordered list of operations applied all or nothing: if the
-model refuses one, those already applied are undone and the design is exactly as before. Its
-`inverse()` undoes it; `change()` names the items, links and settings it touches.
+`SetSetting`; `RemoveItems` and `AddItems` for thousands of items at once) changes the design
+through the model's own methods, so the model's rules decide, and knows its `inverse()`. An
+`Edit` is an ordered list of operations applied all or nothing: if the model refuses one, those
+already applied are undone and the design is exactly as before. Its `inverse()` undoes it;
+`change()` names the items, links and settings it touches.
 
 The functions below build the edits a user makes (move, delete, group, paste, recount...) from the
 current design. They build on a scratch copy, so each operation is made from the state the ones
@@ -105,6 +106,57 @@ class RemoveItem:
 
 
 @dataclass(frozen=True)
+class RemoveItems:
+    """Several `RemoveItem`s (none inside another) applied in one pass over the design
+    (`Design.remove_items`): a Delete of thousands of top-level items."""
+
+    removals: tuple[RemoveItem, ...]
+
+    def apply(self, design: Design) -> None:
+        for removal in self.removals:
+            if design.items.get(removal.item.id) != removal.item:
+                raise _stale(f"item '{removal.item.id}'")
+        removed = design.remove_items([removal.item.id for removal in self.removals])
+        for removal, (items, links) in zip(self.removals, removed):
+            if set(items) != {removal.item, *removal.contents} or set(links) != set(removal.links):
+                AddItems(tuple(AddItem(items[0], tuple(items[1:]), tuple(links))
+                               for items, links in removed)).apply(design)
+                raise _stale(f"the contents of item '{removal.item.id}'")
+
+    def inverse(self) -> AddItems:
+        return AddItems(tuple(removal.inverse() for removal in reversed(self.removals)))
+
+    def note(self, change: Change) -> None:
+        for removal in self.removals:
+            removal.note(change)
+
+
+@dataclass(frozen=True)
+class AddItems:
+    """Several `AddItem`s, all or none (the undo of a `RemoveItems`)."""
+
+    additions: tuple[AddItem, ...]
+
+    def apply(self, design: Design) -> None:
+        done: list[AddItem] = []
+        try:
+            for addition in self.additions:
+                addition.apply(design)
+                done.append(addition)
+        except Exception:
+            if done:
+                design.remove_items([addition.item.id for addition in done])
+            raise
+
+    def inverse(self) -> RemoveItems:
+        return RemoveItems(tuple(addition.inverse() for addition in reversed(self.additions)))
+
+    def note(self, change: Change) -> None:
+        for addition in self.additions:
+            addition.note(change)
+
+
+@dataclass(frozen=True)
 class UpdateItem:
     old: Item
     new: Item
@@ -195,7 +247,7 @@ class SetSetting:
         change.settings_changed.append(self.key)
 
 
-Op = AddItem | RemoveItem | UpdateItem | AddLink | RemoveLink | UpdateLink | SetSetting
+Op = AddItem | RemoveItem | AddItems | RemoveItems | UpdateItem | AddLink | RemoveLink | UpdateLink | SetSetting
 
 
 @dataclass(frozen=True)
@@ -244,8 +296,16 @@ class _Draft:
 
     def remove_item(self, item_id: str) -> None:
         """Removal as the model cascades it."""
-        items, links = self.design.remove_item(item_id)
-        self.ops.append(RemoveItem(items[0], tuple(items[1:]), tuple(links)))
+        self.remove_items([item_id])
+
+    def remove_items(self, item_ids: list[str]) -> None:
+        """Removal of several items (none inside another) as the model cascades it, in one pass."""
+        removals = tuple(RemoveItem(items[0], tuple(items[1:]), tuple(links))
+                         for items, links in self.design.remove_items(item_ids))
+        if len(removals) == 1:
+            self.ops.append(removals[0])
+        elif removals:
+            self.ops.append(RemoveItems(removals))
 
     def edit(self, text: str) -> Edit:
         return Edit(tuple(self.ops), text)
@@ -283,8 +343,7 @@ def remove(design: Design, item_ids: Iterable[str], link_ids: Iterable[str] = ()
         link = draft.design.links.get(link_id)
         if link is not None and link.a not in doomed and link.b not in doomed:  # else it goes with its end
             draft.add(RemoveLink(link))
-    for item_id in roots:
-        draft.remove_item(item_id)
+    draft.remove_items(roots)
     return draft.edit(text)
 
 

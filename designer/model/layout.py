@@ -37,6 +37,7 @@ MIN_WRAP = 8
 
 # Tiers below the compute: NICs under what they serve, CPUs at the bottom.
 _TIERS = {"compute": 0, "nic": -1, "cpu": -2}
+_SERVER_TIERS = {"nic": 1, "cpu": -2}  # and switches whose links stay inside: -1
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,7 @@ def tidy(design: Design, selected: Iterable[str] = ()) -> dict[str, tuple[float,
     index = design.children_index()
     old = boxes_in_parent(design)
     sides = _sibling_links(design)
+    outward = _leaving_parent(design)
     positions: dict[str, tuple[float, float]] = {}
     rects: dict[str, Rect] = {}
 
@@ -152,7 +154,9 @@ def tidy(design: Design, selected: Iterable[str] = ()) -> dict[str, tuple[float,
         if not siblings:
             return
         sizes = {s.id: rect_of(s) for s in siblings}
-        placed = _rows(siblings, sizes, old, sides, index)
+        parent = siblings[0].parent
+        in_server = parent is not None and design.items[parent].kind == "server"
+        placed = _rows(siblings, sizes, old, sides, index, outward, in_server)
         start = min(old[s.id].left for s in siblings), min(old[s.id].top for s in siblings)
         for sibling in siblings:
             x, y = placed[sibling.id]
@@ -213,6 +217,23 @@ def _sibling_links(design: Design) -> dict[str, set[str]]:
     return sides
 
 
+def _leaving_parent(design: Design) -> set[str]:
+    """The items with a link to something outside their parent (a NIC's uplink, not an NVLink)."""
+    items = design.items
+    out: set[str] = set()
+    for link in design.links.values():
+        for end, other in ((link.a, link.b), (link.b, link.a)):
+            parent = items[end].parent
+            if parent is None or other == parent:
+                continue
+            current = items[other].parent
+            while current is not None and current != parent:
+                current = items[current].parent
+            if current is None:
+                out.add(end)
+    return out
+
+
 def _chain(item_id: str, parent: dict[str, str | None]) -> list[str]:
     """The item and its ancestors, innermost first."""
     chain = [item_id]
@@ -234,13 +255,22 @@ def _role(item: Item, index: dict[str | None, list[Item]]) -> str:
     return "compute"
 
 
-def _tiers(siblings: list[Item], sides: dict[str, set[str]], index) -> dict[str, int]:
+def _tiers(siblings: list[Item], sides: dict[str, set[str]], index, outward: set[str] = frozenset(),
+           in_server: bool = False) -> dict[str, int]:
     """Each sibling's tier, higher drawn above: compute 0, NICs -1, CPUs -2, and a switch one
     above the nearest sibling it links to that is not a switch, counting through other switches
-    (a leaf 1, its spine 2). A switch linked to no such sibling is tier 1."""
+    (a leaf 1, its spine 2). A switch linked to no such sibling is tier 1.
+
+    Inside a server the links that leave it go up, crossing nothing: its NICs (cabled to leaves
+    above) sit above the accelerators, and switches whose links all stay inside (NVSwitches)
+    below them, over the CPUs — so a leaf's link to a NIC never runs over an accelerator's label,
+    nor a GPU's PCIe link to its NIC over a switch's."""
     ids = {s.id for s in siblings}
     roles = {s.id: _role(s, index) for s in siblings}
     tier = {i: _TIERS[r] for i, r in roles.items() if r != "switch"}
+    if in_server:
+        tier.update({i: _SERVER_TIERS[r] for i, r in roles.items() if r in _SERVER_TIERS})
+        tier.update({i: -1 for i, r in roles.items() if r == "switch" and i not in outward})
     frontier, distance = sorted(tier), 0
     while frontier:
         distance += 1
@@ -254,10 +284,10 @@ def _tiers(siblings: list[Item], sides: dict[str, set[str]], index) -> dict[str,
     return {s.id: tier.get(s.id, 1) for s in siblings}
 
 
-def _rows(siblings: list[Item], sizes: dict[str, Rect], old: dict[str, Rect], sides, index
-          ) -> dict[str, tuple[float, float]]:
+def _rows(siblings: list[Item], sizes: dict[str, Rect], old: dict[str, Rect], sides, index,
+          outward: set[str] = frozenset(), in_server: bool = False) -> dict[str, tuple[float, float]]:
     """Positions relative to the arrangement's top left, rows centred on the widest."""
-    tiers = _tiers(siblings, sides, index)
+    tiers = _tiers(siblings, sides, index, outward, in_server)
     bands: list[tuple[int, list[Item]]] = []
     for tier in sorted(set(tiers.values()), reverse=True):
         members = sorted((s for s in siblings if tiers[s.id] == tier), key=lambda s: (old[s.id].top, old[s.id].left))
