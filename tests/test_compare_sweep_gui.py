@@ -114,3 +114,29 @@ def test_a_sweep_runs_from_its_window_and_a_click_opens_a_point(qtbot, make_wind
     design_window.document.undo_stack.setClean()
     design_window.close()
     sweep.close()
+
+
+def test_a_sweep_runs_on_the_dask_scheduler_named_in_its_window(qtbot, make_window):
+    from dask.distributed import LocalCluster
+
+    window = make_window(generate("rail-fat-tree", nodes=4))
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster:
+        window.act_sweep.trigger()
+        sweep = window.side_windows[-1]
+        qtbot.addWidget(sweep)
+        sweep.editor.setPlainText(json.dumps(TINY))
+        qtbot.keyClicks(sweep.scheduler_field, cluster.scheduler_address)
+        with qtbot.waitSignal(sweep.finished, timeout=120_000) as done:
+            qtbot.mouseClick(sweep.run_button, Qt.MouseButton.LeftButton)
+        assert done.args[0] == "6 of 6 points evaluated" and len(sweep.rows) == 6
+        assert "evaluate_points" in cluster.scheduler.task_prefixes  # the points ran there
+        with qtbot.waitSignal(sweep.finished, timeout=120_000) as done:
+            qtbot.mouseClick(sweep.best_button, Qt.MouseButton.LeftButton)
+        assert "best: nodes=2" in done.args[0]
+        sweep.close()
+    # The address is offered again in the next Sweep window.
+    window.act_sweep.trigger()
+    again = window.side_windows[-1]
+    qtbot.addWidget(again)
+    assert again.scheduler_field.text() == cluster.scheduler_address
+    again.close()

@@ -46,7 +46,7 @@ def dask_client(scheduler: str | None = None, workers: int | None = None, proces
         try:
             client = Client(scheduler, timeout="10s")
         except (OSError, TimeoutError, ValueError) as exc:
-            raise SweepRunError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc})") from None
+            raise SweepRunError(f"Dask scheduler {scheduler}: cannot reach it ({exc})") from None
         try:
             yield client
         finally:

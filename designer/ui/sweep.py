@@ -39,6 +39,7 @@ STARTER = {
     "goal": {"minimize": "summary.power_kw"},
 }
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+SCHEDULER_SETTING = "sweep/scheduler"  # the last scheduler address used, offered again
 
 
 class _Relay(QObject):
@@ -51,13 +52,12 @@ class SweepWindow(QMainWindow):
     finished = Signal(str)  # the run ended: what happened, in words
     pointsShown = Signal(int)  # the scatter was redrawn with this many points
 
-    def __init__(self, main_window, processes: bool = True, workers: int | None = None,
-                 scheduler: str | None = None) -> None:
+    def __init__(self, main_window, processes: bool = True, workers: int | None = None) -> None:
         super().__init__()
         self.setWindowTitle("Sweep")
         self.resize(1400, 850)
         self.main_window = main_window
-        self.processes, self.workers, self.scheduler = processes, workers, scheduler  # where the points run
+        self.processes, self.workers = processes, workers  # the local cluster's, when no scheduler is named
         self.path: str | None = None
         self.sweep: Sweep | None = None
         self.rows: list[dict] = []
@@ -83,6 +83,15 @@ class SweepWindow(QMainWindow):
         for button in (self.open_button, self.save_button, self.run_button, self.best_button, self.stop_button):
             buttons.addWidget(button)
         lv.addLayout(buttons)
+        where = QHBoxLayout()
+        where.addWidget(QLabel("Dask scheduler:"))
+        self.scheduler_field = QLineEdit(main_window.settings.value(SCHEDULER_SETTING, "", str))
+        self.scheduler_field.setObjectName("sweepScheduler")
+        self.scheduler_field.setPlaceholderText("empty: a local cluster on this machine; or tcp://host:8786")
+        self.scheduler_field.setToolTip("Where Run and Find best evaluate the points: the address of an existing "
+                                        "Dask scheduler, or empty for a local cluster of one worker process per core")
+        where.addWidget(self.scheduler_field, 1)
+        lv.addLayout(where)
         self.editor = QPlainTextEdit(json.dumps(STARTER, indent=2))
         self.editor.setObjectName("sweepText")
         lv.addWidget(self.editor, 1)
@@ -194,11 +203,15 @@ class SweepWindow(QMainWindow):
         self.rows, self.pareto, self.best_point = [], [], None
         self._set_columns(sweep)
         self._stop.clear()
-        self.status.setText(f"{'Finding the best of' if find_best else 'Evaluating'} {sweep.count():,} points…")
+        scheduler = self.scheduler_field.text().strip() or None
+        self.main_window.settings.setValue(SCHEDULER_SETTING, scheduler or "")
+        self.status.setText(f"{'Finding the best of' if find_best else 'Evaluating'} {sweep.count():,} points "
+                            f"on {scheduler or 'a local cluster'}…")
         for button in (self.run_button, self.best_button):
             button.setEnabled(False)
         self.stop_button.setEnabled(True)
-        self._thread = threading.Thread(target=self._work, args=(sweep, find_best), name="sweep", daemon=True)
+        self._thread = threading.Thread(target=self._work, args=(sweep, find_best, scheduler), name="sweep",
+                                        daemon=True)
         self._thread.start()
         return True
 
@@ -206,9 +219,9 @@ class SweepWindow(QMainWindow):
         self._stop.set()
         self.status.setText("Stopping: the points under way are dropped, the finished ones stay")
 
-    def _work(self, sweep: Sweep, find_best: bool) -> None:
+    def _work(self, sweep: Sweep, find_best: bool, scheduler: str | None) -> None:
         try:
-            with dask_client(self.scheduler, self.workers, self.processes) as client:
+            with dask_client(scheduler, self.workers, self.processes) as client:
                 if find_best:
                     answer, progress = optimize(sweep, client, self._stop, self._relay.progress.emit,
                                                 self._relay.row.emit)
