@@ -9,6 +9,7 @@ import json
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QFileDialog
 
+from designer.canvas import colors
 from designer.io.examples import resolve_design_path
 from designer.topologies import generate
 from designer.ui.main_window import MainWindow
@@ -65,6 +66,13 @@ def test_file_compare_adds_design_files(qtbot, make_window, monkeypatch):
     assert "<b>B</b>: nvidia-superpod-h100-4su" in compare.state.text()
     accelerators = compare.comparison.rows[0]
     assert accelerators.values == (32, 1024) and accelerators.ratios[1] == 32
+    # The cost block under its heading: B's capital is higher, shown red (worse).
+    table = compare.summary_table
+    headings = [table.item(r, 0).text() for r in range(table.rowCount()) if table.columnSpan(r, 0) > 1]
+    assert headings[0] == "Cost (lower is better)"
+    assert compare.summary_cell("capital_cost_usd", 4).startswith("+")
+    capital = table.item(compare._table_row["capital_cost_usd"], 4)
+    assert capital.foreground().color().name() == colors.ERROR.lower() and capital.toolTip() == "worse"
     curves = [item for item in compare.busbw_plot.listDataItems()]
     assert len(curves) == 2 and all(len(c.getData()[0]) > 0 for c in curves)
     compare.close()

@@ -13,7 +13,7 @@ from dask.distributed import Client, LocalCluster
 
 from designer.cli import main
 from designer.engine import evaluate
-from designer.engine.compare import compare
+from designer.engine.compare import compare, comparison_table
 from designer.engine.figures import FigureError, figure, figures
 from designer.explore.optimize import OptimizeError, optimize
 from designer.explore.runner import CsvRows, columns, run_sweep
@@ -277,3 +277,24 @@ def test_the_shipped_sweeps_load():
     for path in shipped:
         sweep = load_sweep(path)
         assert sweep.goal is not None and sweep.constraints and sweep.count() > 1000
+
+
+def test_compare_puts_cost_and_goodput_in_blocks_of_their_own_cheaper_and_sooner_better():
+    superpod, azure = (evaluate(load_design(resolve_design_path(n))) for n in ("nvidia-superpod-h100-4su",
+                                                                               "azure-nd-h100-v5"))
+    comparison = compare([superpod, azure], ["superpod", "azure"])
+    cost = {row.key: row for row in comparison.cost}
+    assert not {row.key for row in comparison.rows} & set(cost)  # each row once
+    # Azure: twice the GPUs, so more capital (worse) but a cheaper run (better), at every cost per unit.
+    assert cost["capital_cost_usd"].values == (superpod.cost.capital_usd, azure.cost.capital_usd)
+    assert cost["capital_cost_usd"].verdicts[1] == "worse" and cost["yearly_cost_usd_year"].verdicts[1] == "worse"
+    for key in ("cost_per_accelerator_hour_usd_h", "training_run_cost_usd", "cost_per_million_tokens_usd"):
+        assert cost[key].differences[1] < 0 and cost[key].verdicts[1] == "better", key
+    assert cost["training_run_energy_mwh"].verdicts[1] == "worse"
+    goodput = {row.key: row for row in comparison.goodput}
+    assert goodput["goodput.days"].values == (superpod.goodput.days, azure.goodput.days)
+    assert goodput["goodput.days"].verdicts[1] == "better"
+    assert goodput["goodput.mtbi_hours"].verdicts[1] == "worse"  # twice the parts fail twice as often
+    assert goodput["goodput.checkpoint_interval_s"].verdicts[1] == ""  # neither: it follows from the rest
+    text = comparison_table(comparison)
+    assert "Days to train with failures" in text and "Cost per million tokens" in text
