@@ -9,6 +9,7 @@ import json
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QFileDialog
 
+from designer.canvas import colors
 from designer.io.examples import resolve_design_path
 from designer.topologies import generate
 from designer.ui.main_window import MainWindow
@@ -66,6 +67,13 @@ def test_file_compare_adds_design_files(qtbot, make_window, monkeypatch):
     assert "<b>B</b>: nvidia-superpod-h100-4su" in compare.state.text()
     accelerators = compare.comparison.rows[0]
     assert accelerators.values == (32, 1024) and accelerators.ratios[1] == 32
+    # The cost block under its heading: B's capital is higher, shown red (worse).
+    table = compare.summary_table
+    headings = [table.item(r, 0).text() for r in range(table.rowCount()) if table.columnSpan(r, 0) > 1]
+    assert headings[0] == "Cost (lower is better)"
+    assert compare.summary_cell("capital_cost_usd", 4).startswith("+")
+    capital = table.item(compare._table_row["capital_cost_usd"], 4)
+    assert capital.foreground().color().name() == colors.ERROR.lower() and capital.toolTip() == "worse"
     curves = [item for item in compare.busbw_plot.listDataItems()]
     assert len(curves) == 2 and all(len(c.getData()[0]) > 0 for c in curves)
     compare.close()
@@ -116,3 +124,29 @@ def test_a_sweep_runs_from_its_window_and_a_click_opens_a_point(qtbot, make_wind
     design_window.document.undo_stack.setClean()
     design_window.close()
     sweep.close()
+
+
+def test_a_sweep_runs_on_the_dask_scheduler_named_in_its_window(qtbot, make_window):
+    from dask.distributed import LocalCluster
+
+    window = make_window(generate("rail-fat-tree", nodes=4))
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster:
+        window.act_sweep.trigger()
+        sweep = window.side_windows[-1]
+        qtbot.addWidget(sweep)
+        sweep.editor.setPlainText(json.dumps(TINY))
+        qtbot.keyClicks(sweep.scheduler_field, cluster.scheduler_address)
+        with qtbot.waitSignal(sweep.finished, timeout=120_000) as done:
+            qtbot.mouseClick(sweep.run_button, Qt.MouseButton.LeftButton)
+        assert done.args[0] == "6 of 6 points evaluated" and len(sweep.rows) == 6
+        assert "evaluate_points" in cluster.scheduler.task_prefixes  # the points ran there
+        with qtbot.waitSignal(sweep.finished, timeout=120_000) as done:
+            qtbot.mouseClick(sweep.best_button, Qt.MouseButton.LeftButton)
+        assert "best: nodes=2" in done.args[0]
+        sweep.close()
+    # The address is offered again in the next Sweep window.
+    window.act_sweep.trigger()
+    again = window.side_windows[-1]
+    qtbot.addWidget(again)
+    assert again.scheduler_field.text() == cluster.scheduler_address
+    again.close()

@@ -13,13 +13,14 @@ from dask.distributed import Client, LocalCluster
 
 from designer.cli import main
 from designer.engine import evaluate
-from designer.engine.compare import compare
+from designer.engine.compare import compare, comparison_table
 from designer.engine.figures import FigureError, figure, figures
 from designer.explore.optimize import OptimizeError, optimize
 from designer.explore.runner import CsvRows, columns, run_sweep
 from designer.explore.spec import SweepError, design_of, sweep_from_document
 from designer.io.examples import resolve_design_path
 from designer.io.files import load_design
+from designer.paths import catalog_dir
 
 DOZEN = {"format": "cluster-designer-sweep", "version": 1, "template": "rail-fat-tree",
          "params": {"nodes": {"from": 4, "to": 16, "factor": 2}, "oversubscription": [1, 2]},
@@ -199,3 +200,101 @@ def test_cli_sweep_writes_every_row_and_optimize_writes_the_winner(tmp_path, cap
     assert main(["optimize", str(spec), "-o", str(best), "--workers", "1"]) == 0
     assert "best: nodes=" in capsys.readouterr().out
     assert load_design(best).settings["workload"]["training"]["model"] == "megatron-1.7b"
+
+
+def test_the_capital_cost_is_known_before_evaluating_and_the_run_cost_bounded_from_below():
+    from designer.explore.points import bounds
+    from designer.model.catalog import default_catalog
+    from designer.topologies import generate
+
+    workload = {"training": {"model": "megatron-1.7b", "tokens": 3e11, "plan": "auto"}}
+    design = generate("fat-tree", nodes=12, oversubscription=2)
+    known = bounds(design, default_catalog(), workload)
+    result = evaluate(design, workload=workload)
+    assert known["cost.capital_usd"] == (result.cost.capital_usd, result.cost.capital_usd)
+    assert known["summary.capital_cost_usd"] == known["cost.capital_usd"]
+    assert known["cost.yearly_usd"][0] == result.cost.yearly_usd
+    assert 0 < known["cost.run_usd"][0] <= result.cost.run_usd
+
+
+COST_SPACE = {**OPTIMIZE, "template": ["rail-fat-tree", "fat-tree"],
+              "params": {"platform": ["dgx-h100", "hgx-h100"], "oversubscription": [1, 2],
+                         "nodes": [2, 4, 6, 8, 12, 16, 24, 32]},
+              "keep": ["cost.capital_usd", "training.days", "summary.power_kw"],
+              "constraints": ["training.days <= 5", "summary.power_kw <= 200"],
+              "goal": {"minimize": "cost.capital_usd"}}
+
+
+def test_the_cheapest_design_is_found_pruning_by_cost_and_is_the_one_an_exhaustive_sweep_finds(client):
+    sweep = sweep_from_document(COST_SPACE, "cost.sweep.json")
+    every = _rows(sweep, client)
+    meets = sorted((row["cost.capital_usd"], row["point"]) for row in every if row["meets"])
+    answer, _progress = optimize(sweep, client, batch=1)
+    assert (answer.best["cost.capital_usd"], answer.best["point"]) == meets[0]
+    assert answer.runner_up["cost.capital_usd"] == meets[1][0]
+    # Points costing more than the runner-up so far were never evaluated.
+    assert answer.pruned_by.get("the best two so far on cost.capital_usd", 0) > 0
+    assert answer.pruned_by.get("summary.power_kw", 0) > 0
+    assert answer.evaluated < sweep.count() / 2
+    text = answer.explain(sweep)
+    assert "by the best two so far on cost.capital_usd" in text
+    # The nearest miss is cheaper than the winner and fails a constraint, the closest such.
+    miss = answer.nearest_miss
+    assert miss["cost.capital_usd"] < answer.best["cost.capital_usd"] and not miss["meets"]
+    failing = [row["cost.capital_usd"] for row in every if not row["meets"] and row["error"] is None
+               and row["cost.capital_usd"] < answer.best["cost.capital_usd"]]
+    assert miss["cost.capital_usd"] == max(failing)
+
+
+def test_a_part_only_in_the_users_catalogue_file_evaluates_the_same_on_worker_processes(client, tmp_path):
+    from designer.model.catalog import load_catalog
+
+    servers = json.loads((catalog_dir() / "servers.json").read_text())["parts"]
+    discounted = {**next(p for p in servers if p["id"] == "dgx-h100"), "id": "dgx-h100-discounted",
+                  "name": "DGX H100 at a negotiated price", "price_usd": 250_000}
+    extra = tmp_path / "mine.json"
+    extra.write_text(json.dumps({"format": "cluster-designer-catalog", "version": 1, "parts": [discounted]}))
+    catalog = load_catalog(extra)
+    sweep = sweep_from_document({**DOZEN, "params": {"platform": ["dgx-h100-discounted"], "nodes": [4, 8]},
+                                 "plans": ["auto"], "keep": ["cost.capital_usd", "training.days"]},
+                                "mine.sweep.json", catalog)
+    in_process = _rows(sweep, client)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
+            Client(cluster) as processes:
+        assert _rows(sweep, processes) == in_process
+    for row, point in zip(in_process, sweep.points()):
+        assert row["error"] is None
+        alone = evaluate(design_of(point["recipe"], catalog), catalog, workload=point["recipe"]["workload"])
+        assert row["cost.capital_usd"] == alone.cost.capital_usd
+
+
+def test_the_shipped_sweeps_load():
+    from designer.explore.spec import load_sweep
+    from designer.paths import resources_dir
+
+    shipped = sorted((resources_dir() / "sweeps").glob("*.sweep.json"))
+    assert shipped
+    for path in shipped:
+        sweep = load_sweep(path)
+        assert sweep.goal is not None and sweep.constraints and sweep.count() > 1000
+
+
+def test_compare_puts_cost_and_goodput_in_blocks_of_their_own_cheaper_and_sooner_better():
+    superpod, azure = (evaluate(load_design(resolve_design_path(n))) for n in ("nvidia-superpod-h100-4su",
+                                                                               "azure-nd-h100-v5"))
+    comparison = compare([superpod, azure], ["superpod", "azure"])
+    cost = {row.key: row for row in comparison.cost}
+    assert not {row.key for row in comparison.rows} & set(cost)  # each row once
+    # Azure: twice the GPUs, so more capital (worse) but a cheaper run (better), at every cost per unit.
+    assert cost["capital_cost_usd"].values == (superpod.cost.capital_usd, azure.cost.capital_usd)
+    assert cost["capital_cost_usd"].verdicts[1] == "worse" and cost["yearly_cost_usd_year"].verdicts[1] == "worse"
+    for key in ("cost_per_accelerator_hour_usd_h", "training_run_cost_usd", "cost_per_million_tokens_usd"):
+        assert cost[key].differences[1] < 0 and cost[key].verdicts[1] == "better", key
+    assert cost["training_run_energy_mwh"].verdicts[1] == "worse"
+    goodput = {row.key: row for row in comparison.goodput}
+    assert goodput["goodput.days"].values == (superpod.goodput.days, azure.goodput.days)
+    assert goodput["goodput.days"].verdicts[1] == "better"
+    assert goodput["goodput.mtbi_hours"].verdicts[1] == "worse"  # twice the parts fail twice as often
+    assert goodput["goodput.checkpoint_interval_s"].verdicts[1] == ""  # neither: it follows from the rest
+    text = comparison_table(comparison)
+    assert "Days to train with failures" in text and "Cost per million tokens" in text

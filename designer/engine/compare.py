@@ -1,6 +1,8 @@
 """Two or more evaluated designs side by side, each against the first: every summary row with its
-difference, ratio and whether it is better or worse; the bill of materials changes; the cost
-sections; and the curves (allreduce busbw by size, the training step's parts) to overlay.
+difference, ratio and whether it is better or worse; the cost rows (capital, yearly, per
+accelerator-hour, the run; cheaper is better) and the goodput rows (days with failures, ...) in
+blocks of their own; the bill of materials changes; and the curves (allreduce busbw by size, the
+training step's parts) to overlay.
 
 Plain data, no Qt: the CLI prints it (text, JSON, CSV) and the app's Compare window shows it."""
 
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 
 from designer.engine.figures import direction, summary_key
 from designer.engine.result import Result
-from designer.engine.summary import format_value, summary_rows
+from designer.engine.summary import cost_rows, format_value, summary_rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,9 +47,10 @@ class BomChange:
 @dataclass(frozen=True, slots=True)
 class Comparison:
     names: tuple[str, ...]
-    rows: tuple[ComparedRow, ...]
+    rows: tuple[ComparedRow, ...]  # the summary rows but the cost ones
     bom: tuple[BomChange, ...]
     cost: tuple[ComparedRow, ...]
+    goodput: tuple[ComparedRow, ...]
     collectives: tuple[tuple[tuple[int, float | None], ...], ...]  # per design: (bytes, busbw GB/s) of auto rows
     steps: tuple[tuple[tuple[str, float], ...], ...]  # per design: (step part, seconds)
 
@@ -60,6 +63,7 @@ class Comparison:
             "designs": list(self.names),
             "summary": [row_dict(row) for row in self.rows],
             "cost": [row_dict(row) for row in self.cost],
+            "goodput": [row_dict(row) for row in self.goodput],
             "bom_changes": [{"category": c.category, "part": c.part, "name": c.name, "quantities": list(c.quantities),
                              "changes": list(c.changes)} for c in self.bom],
             "collectives": [[{"bytes": size, "busbw_gb_per_s": busbw} for size, busbw in curve]
@@ -95,29 +99,45 @@ def compared_row(key: str, metric: str, unit: str, values: list, better: int | N
     return ComparedRow(key, metric, unit, tuple(values), tuple(differences), tuple(ratios), tuple(verdicts))
 
 
+# Figures of the cost and goodput sections the summary rows leave out, with their names.
+_COST_EXTRA = (("cost.total_usd", "Hardware (priced BOM)", "USD"),)
+_GOODPUT = (("goodput.days", "Days to train with failures", "days"),
+            ("goodput.effective_ratio", "Effective training time ratio", "fraction"),
+            ("goodput.interruptions_per_day", "Interruptions per day", "count"),
+            ("goodput.mtbi_hours", "Mean time between interruptions", "h"),
+            ("goodput.checkpoint_write_s", "Checkpoint write", "s"),
+            ("goodput.checkpoint_interval_s", "Checkpoint interval", "s"),
+            ("goodput.restart_s", "Restart after an interruption", "s"))
+
+
 def compare(results: list[Result], names: list[str]) -> Comparison:
     """`results[0]` is the reference every other design is compared with."""
     if len(results) < 2:
         raise ValueError("a comparison needs two or more designs")
     per_design = [{summary_key(m, u): (m, v, u) for m, v, u in summary_rows(r)} for r in results]
+    costs = {summary_key(m, u) for r in results for m, _v, u in cost_rows(r)}
     keys: dict[str, tuple[str, str]] = {}
     for rows in per_design:
         for key, (metric, _value, unit) in rows.items():
             keys.setdefault(key, (metric, unit))
-    rows = tuple(compared_row(key, metric, unit, [d[key][1] if key in d else None for d in per_design])
-                 for key, (metric, unit) in keys.items())
-    return Comparison(tuple(names), rows, _bom_changes(results), _cost_rows(results),
-                      tuple(_busbw_curve(r) for r in results), tuple(r.training.step_parts() for r in results))
+    rows = {key: compared_row(key, metric, unit, [d[key][1] if key in d else None for d in per_design])
+            for key, (metric, unit) in keys.items()}
+    sections = [r.as_dict() for r in results]
+    cost = (*(row for key, row in rows.items() if key in costs), *_section_rows(sections, _COST_EXTRA))
+    return Comparison(tuple(names), tuple(row for key, row in rows.items() if key not in costs), _bom_changes(results),
+                      cost, _section_rows(sections, _GOODPUT), tuple(_busbw_curve(r) for r in results),
+                      tuple(r.training.step_parts() for r in results))
 
 
-def _cost_rows(results: list[Result]) -> tuple[ComparedRow, ...]:
-    """Every number of the cost section (whatever fields it has), cheaper is better."""
-    sections = [r.as_dict().get("cost") or {} for r in results]
-    keys = [k for k, v in sections[0].items() if _number(v) is not None or v is None]
-    for section in sections[1:]:
-        keys += [k for k in section if k not in keys and (_number(section[k]) is not None or section[k] is None)]
-    return tuple(compared_row(f"cost.{k}", k, "USD" if k.endswith("_usd") else "", [s.get(k) for s in sections],
-                              better=-1 if k.endswith("_usd") else 0) for k in keys)
+def _section_rows(sections: list[dict], figures: tuple) -> tuple[ComparedRow, ...]:
+    """The rows of `figures` (path, name, unit) that some design has a value for."""
+    out = []
+    for path, metric, unit in figures:
+        section, field = path.split(".")
+        values = [(s.get(section) or {}).get(field) for s in sections]
+        if any(value is not None for value in values):
+            out.append(compared_row(path, metric, unit, values))
+    return tuple(out)
 
 
 def _bom_changes(results: list[Result]) -> tuple[BomChange, ...]:
@@ -169,7 +189,7 @@ def comparison_table(comparison: Comparison) -> str:
     for name in comparison.names[1:]:
         header += [f"Δ {name}", "ratio", ""]
     body = []
-    for row in (*comparison.rows, *comparison.cost):
+    for row in (*comparison.rows, *comparison.cost, *comparison.goodput):
         cells = [row.metric, row.unit, *(_shown(v) for v in row.values)]
         for i in range(1, len(row.values)):
             cells += [_shown(row.differences[i]), _ratio(row.ratios[i]), _MARK[row.verdicts[i]]]
@@ -193,7 +213,7 @@ def comparison_csv(comparison: Comparison) -> str:
     for name in comparison.names[1:]:
         header += [f"difference {name}", f"ratio {name}", f"verdict {name}"]
     writer.writerow(header)
-    for row in (*comparison.rows, *comparison.cost):
+    for row in (*comparison.rows, *comparison.cost, *comparison.goodput):
         line = [row.key, row.metric, row.unit, *("" if v is None else v for v in row.values)]
         for i in range(1, len(row.values)):
             line += ["" if row.differences[i] is None else row.differences[i],

@@ -72,9 +72,12 @@ def number(tree: dict, path: str) -> float | None:
     return float(value)
 
 
-# Which way is better, read from the figure's name: lower power, cost, time and oversubscription;
-# higher throughput, bandwidth and utilization; counts and capacities are neither.
-_LOWER = re.compile(r"(power|_kw$|_usd$|usd|cost|days|_s$|seconds|time|oversubscription|diameter|hops|lint|"
+# Which way is better, read from the figure's name: lower cost (whatever it is per: "cost per
+# million tokens" is a cost), power, energy, time and oversubscription; higher throughput,
+# bandwidth and utilization; counts, capacities and chosen intervals are neither.
+_MONEY = re.compile(r"(usd|cost)")
+_NEITHER = re.compile(r"interval")
+_LOWER = re.compile(r"(power|_kw$|energy|_mwh$|days|_s$|seconds|time|oversubscription|diameter|hops|lint|"
                     r"bubble|exposed|interruptions)")
 _HIGHER = re.compile(r"(tflops|tops|gb_per_s|tb_per_s|busbw|algbw|bandwidth|tokens|mfu|throughput|"
                      r"effective_ratio|goodput|mtbi_hours)")
@@ -83,6 +86,10 @@ _HIGHER = re.compile(r"(tflops|tops|gb_per_s|tb_per_s|busbw|algbw|bandwidth|toke
 def direction(path: str) -> int:
     """+1 if a larger value is better, -1 if a smaller one is, 0 if neither."""
     name = path.rsplit(".", 1)[-1]
+    if _MONEY.search(name):
+        return -1
+    if _NEITHER.search(name):
+        return 0
     if _HIGHER.search(name):
         return 1
     if _LOWER.search(name):

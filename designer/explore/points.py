@@ -1,7 +1,7 @@
 """One point of a sweep, evaluated where it runs (a Dask worker, or this process): the design
 built from its recipe, the constraints tried first against bounds that cost no network or
-training model (exact power and peak compute, and the days a perfect machine would take), then
-the whole evaluation and the figures the sweep keeps.
+training model (exact power, peak compute and capital cost, and from below the days and the run
+cost of a perfect machine), then the whole evaluation and the figures the sweep keeps.
 
 A row is a flat dict: `point`, the axes (`param.nodes`, `workload`, `plan`...), every kept figure
 under its path, `meets` (all constraints hold), `pruned` (the bound that ruled it out), `error`
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from designer.engine import cost as tco
 from designer.engine import evaluate
 from designer.engine import inventory as inv
 from designer.engine.evaluate import training_model
@@ -26,14 +27,21 @@ SECONDS_PER_DAY = 86_400.0
 _EXACT = {"power": ("summary.power_kw", "power.total_kw"), "accelerators": ("summary.accelerators",
                                                                             "inventory.accelerators")}
 _DAYS = ("training.days", "summary.days_to_train", "goodput.days")
+# The cost figures the priced bill of materials and the power fix (the run's cost from below).
+_COST = {"capital_usd": ("cost.capital_usd", "summary.capital_cost_usd"), "total_usd": ("cost.total_usd",),
+         "yearly_usd": ("cost.yearly_usd", "summary.yearly_cost_usd_year"),
+         "per_accelerator_hour_usd": ("cost.per_accelerator_hour_usd", "summary.cost_per_accelerator_hour_usd_h")}
+_RUN_COST = ("cost.run_usd", "summary.training_run_cost_usd")
+
+BEST_SO_FAR = "cannot beat the best two so far: "
 
 _base_designs: dict[str, Design] = {}  # base design files a worker has read, by path
 
 
 def bounds(design: Design, catalog: Catalog, workload: dict) -> dict[str, tuple[float, float]]:
-    """(lowest, highest) possible value of the figures that need no network model: power and
-    accelerators exactly, peak compute exactly, days to train from below (every accelerator at
-    its peak, no communication, no bubble)."""
+    """(lowest, highest) possible value of the figures that need no network or training model:
+    power, accelerators, peak compute and the capital and yearly cost exactly; days to train and
+    the run's cost from below (every accelerator at its peak, no communication, no bubble)."""
     copies = inv.multiplicities(design)
     compute, _memory = inv.compute_and_memory(design, catalog, copies)
     power_kw = inv.power(design, catalog, copies).total_kw
@@ -42,6 +50,12 @@ def bounds(design: Design, catalog: Catalog, workload: dict) -> dict[str, tuple[
     out.update({path: (accelerators, accelerators) for path in _EXACT["accelerators"]})
     for precision, value in compute.peak_tflops.items():
         out[f"compute.peak_tflops.{precision}"] = (value, value)
+    bom = inv.bill_of_materials(design, catalog, copies, design.all_link_copies(design.chains()))
+    cost = tco.cost_of_ownership(bom, catalog, power_kw, accelerators, design.settings.get("cost"), None, 0, None)
+    for key, paths in _COST.items():
+        value = getattr(cost, key)
+        if value is not None:
+            out.update({path: (value, value) for path in paths})
     tspec = (workload or {}).get("training") or {}
     if accelerators:
         model = training_model(tspec, accelerators)
@@ -50,8 +64,11 @@ def bounds(design: Design, catalog: Catalog, workload: dict) -> dict[str, tuple[
                        for part in (catalog.get(i.part) for i in design.items.values() if i.kind == "accelerator")
                        if part is not None), default=0.0)
         if fastest:
-            seconds = model["tokens"] * flops_per_token(model, 3.0) / (accelerators * fastest * 1e12)
-            out.update({path: (seconds / SECONDS_PER_DAY, float("inf")) for path in _DAYS})
+            # The accelerator-seconds of the work at peak: however many run it, the run pays for these.
+            busy_s = model["tokens"] * flops_per_token(model, 3.0) / (fastest * 1e12)
+            out.update({path: (busy_s / accelerators / SECONDS_PER_DAY, float("inf")) for path in _DAYS})
+            if cost.per_accelerator_hour_usd is not None:
+                out.update({path: (busy_s / 3600 * cost.per_accelerator_hour_usd, float("inf")) for path in _RUN_COST})
     return out
 
 
@@ -74,9 +91,10 @@ def ruled_out(constraints: list[Constraint], known: dict[str, tuple[float, float
 
 
 def evaluate_point(point: dict, keep: list[str], constraints: list[Constraint], prune: bool = True,
-                   catalog: Catalog | None = None) -> dict[str, Any]:
+                   catalog: Catalog | None = None, beyond: tuple[Constraint, ...] = ()) -> dict[str, Any]:
     """The row of one point. Never raises for a point that cannot be built or evaluated: its row
-    says why, and the sweep goes on."""
+    says why, and the sweep goes on. `beyond`: bounds that only prune (an optimization's best
+    so far), never counted in `meets`."""
     catalog = catalog or default_catalog()
     recipe = point["recipe"]
     row: dict[str, Any] = {"point": point["point"], **point["axes"], **dict.fromkeys(keep),
@@ -86,6 +104,8 @@ def evaluate_point(point: dict, keep: list[str], constraints: list[Constraint], 
         if prune:
             known = bounds(design, catalog, recipe["workload"])
             why = ruled_out(constraints, known)
+            if why is None and (why := ruled_out(beyond, known)) is not None:
+                why = BEST_SO_FAR + why
             if why is not None:
                 row["pruned"] = why
                 row.update({path: known[path][0] for path in keep if path in known and len(set(known[path])) == 1})
@@ -101,10 +121,11 @@ def evaluate_point(point: dict, keep: list[str], constraints: list[Constraint], 
     return row
 
 
-def evaluate_points(points: list[dict], keep: list[str], constraints: list[Constraint], prune: bool = True
-                    ) -> list[dict[str, Any]]:
-    """Several points in one task (a Dask task costs about a millisecond of scheduling)."""
-    return [evaluate_point(point, keep, constraints, prune) for point in points]
+def evaluate_points(points: list[dict], keep: list[str], constraints: list[Constraint], prune: bool = True,
+                    catalog: Catalog | None = None, beyond: tuple[Constraint, ...] = ()) -> list[dict[str, Any]]:
+    """Several points in one task (a Dask task costs about a millisecond of scheduling), evaluated
+    with the driver's catalogue (`catalog`, sent once to each worker), not the worker's own."""
+    return [evaluate_point(point, keep, constraints, prune, catalog, beyond) for point in points]
 
 
 def _number(value) -> float | None:

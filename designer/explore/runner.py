@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from designer.explore.points import evaluate_points
-from designer.explore.spec import Sweep
+from designer.explore.spec import Constraint, Sweep
+from designer.model.catalog import default_catalog
 from designer.model.errors import DesignerError
 
 BATCH = 8  # points per Dask task: a task's scheduling costs about as much as one small point
@@ -45,7 +46,7 @@ def dask_client(scheduler: str | None = None, workers: int | None = None, proces
         try:
             client = Client(scheduler, timeout="10s")
         except (OSError, TimeoutError, ValueError) as exc:
-            raise SweepRunError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc})") from None
+            raise SweepRunError(f"Dask scheduler {scheduler}: cannot reach it ({exc})") from None
         try:
             yield client
         finally:
@@ -102,18 +103,23 @@ class Progress:
 
 def run_sweep(sweep: Sweep, client, on_row: Callable[[dict], None], *, prune: bool = False,
               stop: threading.Event | None = None, on_progress: Callable[[Progress], None] | None = None,
-              batch: int = BATCH) -> Progress:
+              batch: int = BATCH, beyond: Callable[[], tuple[Constraint, ...]] | None = None) -> Progress:
     """Evaluate every point of `sweep` on `client`, handing each row to `on_row` as it arrives
-    (in the order points finish). Returns the progress at the end; `stop` ends it early."""
+    (in the order points finish). Returns the progress at the end; `stop` ends it early.
+    `beyond`, asked as each batch is sent, gives bounds that prune the batch's points (an
+    optimization's best so far). The sweep's catalogue goes to every worker once, so a part
+    from the user's `--catalog` file means the same there as here."""
     from dask.distributed import as_completed
 
     progress = Progress(total=sweep.count(), started=time.monotonic())
     threads = sum(client.nthreads().values()) or 1
     batches = _batches(sweep.points(), batch)
     keep, constraints = sweep.figures, sweep.constraints
+    catalog = client.scatter(sweep.catalog or default_catalog(), broadcast=True, hash=False)
 
     def submit(points: list[dict]):
-        return client.submit(evaluate_points, points, keep, constraints, prune, pure=False)
+        return client.submit(evaluate_points, points, keep, constraints, prune, catalog,
+                             beyond() if beyond is not None else (), pure=False)
 
     queue = as_completed([submit(b) for b in itertools.islice(batches, threads * IN_FLIGHT_PER_WORKER)])
     try:
@@ -137,6 +143,7 @@ def run_sweep(sweep: Sweep, client, on_row: Callable[[dict], None], *, prune: bo
         if pending:
             client.cancel(pending)
         queue.clear()
+        catalog.release()
     return progress
 
 

@@ -76,6 +76,7 @@ class Sweep:
     keep: list[str] = field(default_factory=list)
     constraints: list[Constraint] = field(default_factory=list)
     goal: tuple[str, str] | None = None  # ("minimize" | "maximize", figure path)
+    catalog: Catalog | None = field(default=None, repr=False)  # the parts it was checked against; its points use them
 
     @property
     def axes(self) -> list[str]:
@@ -147,7 +148,7 @@ def sweep_from_document(document: Any, source: str | os.PathLike, catalog: Catal
 
     if ("template" in document) == ("base" in document):
         fail("$", "give either 'template' (a topology generator) or 'base' (a design file), not both or neither")
-    sweep = Sweep(name=document.get("name") or Path(source).name.removesuffix(SUFFIX), source=source)
+    sweep = Sweep(name=document.get("name") or Path(source).name.removesuffix(SUFFIX), source=source, catalog=catalog)
     if "template" in document:
         templates = document["template"]
         sweep.template = tuple(templates) if isinstance(templates, list) else (templates,)

@@ -188,6 +188,16 @@ class Part:
     def peak_tflops(self) -> Mapping[str, float]:
         return self.data.get("peak_tflops", MappingProxyType({}))
 
+    def __reduce__(self):
+        # A mapping proxy does not pickle: a part travels (to a sweep's Dask workers) as its plain entry.
+        return (part_of_entry, (_thaw(self.data), self.origin, self.where))
+
+
+def part_of_entry(entry: Mapping[str, Any], origin: str, where: str) -> Part:
+    """The part of one checked catalogue entry, its fields made read-only."""
+    return Part(id=entry["id"], kind=entry["kind"], name=entry["name"], source=entry["source"],
+                data=_freeze(entry), origin=origin, where=where)
+
 
 class Catalog:
     """All parts by id, with the file each came from."""
@@ -261,6 +271,14 @@ class Catalog:
             raise CatalogError(part.origin, f"{part.where}.{key}", f"{problem} (part '{part.id}')")
 
 
+def _thaw(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_thaw(v) for v in value]
+    return value
+
+
 def _freeze(value: Any) -> Any:
     if isinstance(value, dict):
         return MappingProxyType({k: _freeze(v) for k, v in value.items()})
@@ -282,8 +300,7 @@ def parse_catalog_document(document: Any, origin: str) -> list[Part]:
         if entry["id"] in seen:
             raise CatalogError(origin, f"{where}.id", f"'{entry['id']}' is also the id at {seen[entry['id']]}")
         seen[entry["id"]] = where
-        parts.append(Part(id=entry["id"], kind=entry["kind"], name=entry["name"], source=entry["source"],
-                          data=_freeze(entry), origin=origin, where=where))
+        parts.append(part_of_entry(entry, origin, where))
     return parts
 
 

@@ -77,6 +77,7 @@ class CompareWindow(QMainWindow):
         self.summary_table = QTableWidget()
         self.summary_table.setObjectName("compareSummary")
         self.summary_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        _compact(self.summary_table)
         self.tabs.addTab(self.summary_table, "Summary")
         self.plots = plotstyle.plot_view()
         self.busbw_plot = self.plots.addPlot(row=0, col=0, axisItems={"bottom": plotstyle.LogSIAxis("bottom", "B")})
@@ -101,6 +102,7 @@ class CompareWindow(QMainWindow):
         self.bom_table = QTableWidget()
         self.bom_table.setObjectName("compareBom")
         self.bom_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        _compact(self.bom_table)
         bom_layout.addWidget(self.bom_table, 1)
         self.tabs.addTab(bom_page, "BOM and cost")
         self.setCentralWidget(central)
@@ -151,12 +153,26 @@ class CompareWindow(QMainWindow):
         headers = ["Metric", "Unit", *(letter(i) for i in range(len(names)))]
         for i in range(1, len(names)):
             headers += [f"Δ {letter(i)}", f"× {letter(i)}"]
-        rows = (*comparison.rows, *comparison.cost)
+        # The summary, then the cost and the goodput blocks under headings of their own.
+        lines: list = [*comparison.rows]
+        for heading, block in (("Cost (lower is better)", comparison.cost), ("Goodput", comparison.goodput)):
+            if block:
+                lines += [heading, *block]
+        self._table_row = {line.key: r for r, line in enumerate(lines) if not isinstance(line, str)}
         table = self.summary_table
+        table.clearSpans()
         table.setColumnCount(len(headers))
         table.setHorizontalHeaderLabels(headers)
-        table.setRowCount(len(rows))
-        for r, row in enumerate(rows):
+        table.setRowCount(len(lines))
+        for r, row in enumerate(lines):
+            if isinstance(row, str):
+                item = QTableWidgetItem(row)
+                font = item.font()
+                font.setBold(True)
+                item.setFont(font)
+                table.setItem(r, 0, item)
+                table.setSpan(r, 0, 1, len(headers))
+                continue
             cells = [row.metric, row.unit, *("" if v is None else format_value(v) for v in row.values)]
             for i in range(1, len(names)):
                 difference, ratio = row.differences[i], row.ratios[i]
@@ -183,8 +199,11 @@ class CompareWindow(QMainWindow):
         for i, name in enumerate(comparison.names):
             color = colors.SERIES[i % len(colors.SERIES)]
             curve = [(size, busbw) for size, busbw in comparison.collectives[i] if busbw is not None]
-            item = self.busbw_plot.plot([s for s, _ in curve], [b for _, b in curve], pen=pg.mkPen(color, width=2),
-                                        symbol="o", symbolSize=6, symbolBrush=color, symbolPen=None)
+            # Equal curves lie on each other: each later one thinner, dashed and with its own marks, so all show.
+            pen = pg.mkPen(color, width=max(1.5, 5 - 1.5 * i), style=CURVE_STYLES[i % len(CURVE_STYLES)])
+            item = self.busbw_plot.plot([s for s, _ in curve], [b for _, b in curve], pen=pen,
+                                        symbol=CURVE_SYMBOLS[i % len(CURVE_SYMBOLS)], symbolSize=max(6, 12 - 3 * i),
+                                        symbolBrush=color, symbolPen=None)
             self.legend.addItem(item, f"{letter(i)}: {name}")
             seconds = [value for _part, value in comparison.steps[i]]
             bars = pg.BarGraphItem(x=[p - 0.4 + width * (i + 0.5) for p in range(len(seconds))], height=seconds,
@@ -193,13 +212,12 @@ class CompareWindow(QMainWindow):
 
     def _show_bom(self, comparison: Comparison) -> None:
         names = comparison.names
-        priced = [row for row in comparison.cost if any(isinstance(v, (int, float)) and v for v in row.values)
-                  and row.unit == "USD"]
+        priced = [row for row in comparison.cost if row.key in HEADLINE_COSTS
+                  and any(isinstance(v, (int, float)) and v for v in row.values)]
         if priced:
             self.cost_label.setText("Cost: " + "; ".join(
-                f"{row.metric} " + " → ".join("n/a" if v is None else f"${v:,.0f}" for v in row.values)
-                + "".join(f" (Δ {d:+,.0f}, ×{r:.3g})" for d, r in zip(row.differences[1:], row.ratios[1:])
-                          if d is not None and r is not None) for row in priced))
+                f"{row.metric} " + " → ".join("n/a" if v is None else _dollars(v) for v in row.values)
+                + "".join(f" (×{r:.3g})" for r in row.ratios[1:] if r is not None) for row in priced))
         else:
             self.cost_label.setText("Cost: none of these designs has priced parts; the parts' quantities below "
                                     "are what changes")
@@ -221,13 +239,29 @@ class CompareWindow(QMainWindow):
         _fit_columns(table)
 
     def summary_cell(self, key: str, column: int) -> str:
-        """The text shown for the summary row `key` (see `engine.figures.summary_key`) in a column."""
-        rows = [*self.comparison.rows, *self.comparison.cost]
-        index = next(i for i, row in enumerate(rows) if row.key == key)
-        return self.summary_table.item(index, column).text()
+        """The text shown for the row `key` (see `engine.figures.summary_key`; `goodput.days` and
+        such for the section rows) in a column."""
+        return self.summary_table.item(self._table_row[key], column).text()
+
+
+# The costs the BOM tab's line names (their rows are in the summary's Cost block).
+HEADLINE_COSTS = ("capital_cost_usd", "yearly_cost_usd_year", "cost_per_accelerator_hour_usd_h",
+                  "training_run_cost_usd")
+
+
+def _dollars(value: float) -> str:
+    return f"${value:,.0f}" if abs(value) >= 100 else f"${value:,.2f}"
 
 
 MAX_COLUMN_PX = 240
+CURVE_STYLES = (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine)
+CURVE_SYMBOLS = ("o", "t", "s", "d")
+
+
+def _compact(table: QTableWidget) -> None:
+    """No row numbers, rows one line high: the rows are named in their first column."""
+    table.verticalHeader().setVisible(False)
+    table.verticalHeader().setDefaultSectionSize(22)
 
 
 def letter(index: int) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+from html import escape
 from pathlib import Path
 
 import pyqtgraph as pg
@@ -39,6 +40,9 @@ STARTER = {
     "goal": {"minimize": "summary.power_kw"},
 }
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+MAX_COLUMN_PX = 260
+NO_VALUE = "#BBBBBB"  # the colour of a point without a value for the colour figure
+SCHEDULER_SETTING = "sweep/scheduler"  # the last scheduler address used, offered again
 
 
 class _Relay(QObject):
@@ -51,13 +55,12 @@ class SweepWindow(QMainWindow):
     finished = Signal(str)  # the run ended: what happened, in words
     pointsShown = Signal(int)  # the scatter was redrawn with this many points
 
-    def __init__(self, main_window, processes: bool = True, workers: int | None = None,
-                 scheduler: str | None = None) -> None:
+    def __init__(self, main_window, processes: bool = True, workers: int | None = None) -> None:
         super().__init__()
         self.setWindowTitle("Sweep")
         self.resize(1400, 850)
         self.main_window = main_window
-        self.processes, self.workers, self.scheduler = processes, workers, scheduler  # where the points run
+        self.processes, self.workers = processes, workers  # the local cluster's, when no scheduler is named
         self.path: str | None = None
         self.sweep: Sweep | None = None
         self.rows: list[dict] = []
@@ -83,6 +86,15 @@ class SweepWindow(QMainWindow):
         for button in (self.open_button, self.save_button, self.run_button, self.best_button, self.stop_button):
             buttons.addWidget(button)
         lv.addLayout(buttons)
+        where = QHBoxLayout()
+        where.addWidget(QLabel("Dask scheduler:"))
+        self.scheduler_field = QLineEdit(main_window.settings.value(SCHEDULER_SETTING, "", str))
+        self.scheduler_field.setObjectName("sweepScheduler")
+        self.scheduler_field.setPlaceholderText("empty: a local cluster on this machine; or tcp://host:8786")
+        self.scheduler_field.setToolTip("Where Run and Find best evaluate the points: the address of an existing "
+                                        "Dask scheduler, or empty for a local cluster of one worker process per core")
+        where.addWidget(self.scheduler_field, 1)
+        lv.addLayout(where)
         self.editor = QPlainTextEdit(json.dumps(STARTER, indent=2))
         self.editor.setObjectName("sweepText")
         lv.addWidget(self.editor, 1)
@@ -120,7 +132,10 @@ class SweepWindow(QMainWindow):
         for mark in (self.front_marks, self.best_mark):
             mark.setZValue(-1)  # under the points: a click on a marked point reaches the point
         pv.addWidget(self.plot, 1)
+        self._limits: list = []
         self.legend = QLabel("")
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
+        self.legend.setWordWrap(True)
         pv.addWidget(self.legend)
         right.addWidget(plot_box)
         table_box = QWidget()
@@ -139,6 +154,9 @@ class SweepWindow(QMainWindow):
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)  # points in order until the user sorts
         self.table.setEditTriggers(QTableView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)  # the point's number is the first column
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.table.setWordWrap(False)
         self.table.doubleClicked.connect(lambda index: self.open_point(
             int(self.proxy.index(index.row(), 0).data(SORT_ROLE))))
         tv.addWidget(self.table)
@@ -194,11 +212,15 @@ class SweepWindow(QMainWindow):
         self.rows, self.pareto, self.best_point = [], [], None
         self._set_columns(sweep)
         self._stop.clear()
-        self.status.setText(f"{'Finding the best of' if find_best else 'Evaluating'} {sweep.count():,} points…")
+        scheduler = self.scheduler_field.text().strip() or None
+        self.main_window.settings.setValue(SCHEDULER_SETTING, scheduler or "")
+        self.status.setText(f"{'Finding the best of' if find_best else 'Evaluating'} {sweep.count():,} points "
+                            f"on {scheduler or 'a local cluster'}…")
         for button in (self.run_button, self.best_button):
             button.setEnabled(False)
         self.stop_button.setEnabled(True)
-        self._thread = threading.Thread(target=self._work, args=(sweep, find_best), name="sweep", daemon=True)
+        self._thread = threading.Thread(target=self._work, args=(sweep, find_best, scheduler), name="sweep",
+                                        daemon=True)
         self._thread.start()
         return True
 
@@ -206,9 +228,9 @@ class SweepWindow(QMainWindow):
         self._stop.set()
         self.status.setText("Stopping: the points under way are dropped, the finished ones stay")
 
-    def _work(self, sweep: Sweep, find_best: bool) -> None:
+    def _work(self, sweep: Sweep, find_best: bool, scheduler: str | None) -> None:
         try:
-            with dask_client(self.scheduler, self.workers, self.processes) as client:
+            with dask_client(scheduler, self.workers, self.processes) as client:
                 if find_best:
                     answer, progress = optimize(sweep, client, self._stop, self._relay.progress.emit,
                                                 self._relay.row.emit)
@@ -260,8 +282,18 @@ class SweepWindow(QMainWindow):
             item.setData(value if isinstance(value, (int, float)) else text, SORT_ROLE)
             items.append(item)
         self.model.appendRow(items)
+        if self.model.rowCount() == 1:
+            self._fit_columns(items)
         if not self._redraw.isActive():
             self._redraw.start()
+
+    def _fit_columns(self, first: list[QStandardItem]) -> None:
+        """Columns as wide as their name or the first row's text (measuring every row as points
+        arrive would cost more than the rows)."""
+        metrics = self.table.fontMetrics()
+        for column, (name, item) in enumerate(zip(self._columns, first)):
+            wanted = max(metrics.horizontalAdvance(name), metrics.horizontalAdvance(item.text())) + 24
+            self.table.setColumnWidth(column, min(wanted, MAX_COLUMN_PX))
 
     # --- the scatter ---------------------------------------------------------------------------------
     def _draw(self) -> None:
@@ -271,12 +303,7 @@ class SweepWindow(QMainWindow):
         shown = [(i, row) for i, row in enumerate(self.rows)
                  if _number(row.get(x_path)) is not None and _number(row.get(y_path)) is not None]
         xy = [(_number(row[x_path]), _number(row[y_path])) for _i, row in shown]
-        tint = [_number(row.get(c_path)) for _i, row in shown]
-        known = [t for t in tint if t is not None]
-        low, high = (min(known), max(known)) if known else (0.0, 1.0)
-        cmap = pg.colormap.get("viridis")
-        brushes = [pg.mkBrush("#BBBBBB") if t is None else
-                   pg.mkBrush(cmap.map((t - low) / (high - low) if high > low else 0.5, mode="qcolor")) for t in tint]
+        brushes, key = self._tints([row.get(c_path) for _i, row in shown])
         meets = [row["meets"] for _i, row in shown]
         symbols = ["o" if ok else "x" for ok in meets]
         self.scatter.setData([p[0] for p in xy], [p[1] for p in xy], brush=brushes, symbol=symbols,
@@ -288,12 +315,41 @@ class SweepWindow(QMainWindow):
         best = [(x, y) for (x, y), (_i, row) in zip(xy, shown) if row["point"] == self.best_point]
         self.best_mark.setData([p[0] for p in best], [p[1] for p in best])
         plot = self.plot.getPlotItem()
-        plotstyle.label(plot, "bottom", x_path, "")
-        plotstyle.label(plot, "left", y_path, "")
-        self.legend.setText(f"{len(xy):,} points · colour: {c_path} from {low:,.4g} (dark) to {high:,.4g} (yellow) · "
-                            f"o meets the constraints, x does not · orange: Pareto front ({len(front)} points)"
-                            + (" · star: best" if best else ""))
+        # Large figures (dollars) get a power of ten in the axis label rather than long tick labels.
+        plotstyle.label(plot, "bottom", x_path, "", auto_si=True)
+        plotstyle.label(plot, "left", y_path, "", auto_si=True)
+        self._draw_limits(x_path, y_path)
+        self.legend.setText(f"{len(xy):,} points · colour: {escape(c_path)} {key} · o meets the constraints, "
+                            f"x does not (dashed: the limits) · <span style='color:{colors.SELECTION}'>orange</span>: "
+                            f"Pareto front ({len(front)} points)" + (" · star: best" if best else ""))
         self.pointsShown.emit(len(xy))
+
+    def _tints(self, values: list) -> tuple[list, str]:
+        """A brush per point and the colour key in words: numbers on a dark-to-yellow scale, text
+        (a platform, a template) one colour per value."""
+        numbers = [_number(v) for v in values]
+        known = [n for n in numbers if n is not None]
+        if known or not any(isinstance(v, str) for v in values):
+            low, high = (min(known), max(known)) if known else (0.0, 1.0)
+            cmap = pg.colormap.get("viridis")
+            brushes = [pg.mkBrush(NO_VALUE) if n is None else
+                       pg.mkBrush(cmap.map((n - low) / (high - low) if high > low else 0.5, mode="qcolor"))
+                       for n in numbers]
+            return brushes, f"from {low:,.4g} (dark) to {high:,.4g} (yellow)"
+        names = sorted({v for v in values if isinstance(v, str)})
+        palette = {name: colors.SERIES[i % len(colors.SERIES)] for i, name in enumerate(names)}
+        brushes = [pg.mkBrush(palette.get(v, NO_VALUE)) for v in values]
+        return brushes, " ".join(f"<span style='color:{palette[n]}'>■</span> {escape(n)}" for n in names)
+
+    def _draw_limits(self, x_path: str, y_path: str) -> None:
+        """The constraints on the two figures shown, as dashed lines."""
+        for line in self._limits:
+            self.plot.removeItem(line)
+        self._limits = [pg.InfiniteLine(c.bound, angle=90 if c.path == x_path else 0,
+                                        pen=pg.mkPen(colors.ERROR, width=1.5, style=Qt.PenStyle.DashLine))
+                        for c in (self.sweep.constraints if self.sweep else ()) if c.path in (x_path, y_path)]
+        for line in self._limits:
+            self.plot.addItem(line, ignoreBounds=True)
 
     def _on_clicked(self, _item, points, *_args) -> None:
         if len(points):
