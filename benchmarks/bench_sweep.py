@@ -73,7 +73,8 @@ def run(points: int, workers: int, processes: bool = True) -> dict:
             "points_per_minute": round(total / seconds * 60), "worker_cpu_s": round(worker_cpu, 1),
             "driver_cpu_s": round(driver_cpu, 1),
             "points_per_cpu_minute": round(total / max(worker_cpu + driver_cpu, 1e-9) * 60),
-            "load_average_before": round(load, 1), "load_average_at_end": round(load_end, 1), **{k: round(v, 1) for k, v in memory.items()}}
+            "load_average_before": round(load, 1), "load_average_at_end": round(load_end, 1),
+            **{k: round(v, 1) for k, v in memory.items()}}
 
 
 def main() -> int:
@@ -99,7 +100,8 @@ def main() -> int:
             print(f"{r['workers']} worker(s): {r['points']:,} points in {r['seconds']} s = {r['points_per_minute']:,} "
                   f"points/min, {r['failed']} failed; CPU {r['worker_cpu_s']} s workers + {r['driver_cpu_s']} s "
                   f"driver = {r['points_per_cpu_minute']:,} points per CPU-minute; load average before "
-                  f"{r['load_average_before']}, at the end {r['load_average_at_end']}; driver RSS {r.get('rss_mb_at_25')} MB at 25 %, "
+                  f"{r['load_average_before']}, at the end {r['load_average_at_end']}; "
+                  f"driver RSS {r.get('rss_mb_at_25')} MB at 25 %, "
                   f"{r.get('rss_mb_at_100')} MB at 100 %")
         if "ratio_many_to_one" in out:
             print(f"{out['runs'][1]['workers']} workers / 1 worker: ×{out['ratio_many_to_one']}")
