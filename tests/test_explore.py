@@ -285,14 +285,13 @@ def test_compare_puts_cost_and_goodput_in_blocks_of_their_own_cheaper_and_sooner
     comparison = compare([superpod, azure], ["superpod", "azure"])
     cost = {row.key: row for row in comparison.cost}
     assert not {row.key for row in comparison.rows} & set(cost)  # each row once
-    # Azure: twice the GPUs, so more capital (worse) but a cheaper run (better), at every cost per unit.
+    # Azure: twice the GPUs, so more capital and a larger yearly bill (worse).
     assert cost["capital_cost_usd"].values == (superpod.cost.capital_usd, azure.cost.capital_usd)
     assert cost["capital_cost_usd"].verdicts[1] == "worse" and cost["yearly_cost_usd_year"].verdicts[1] == "worse"
-    for key in ("training_run_cost_usd", "cost_per_million_tokens_usd"):
-        assert cost[key].differences[1] < 0 and cost[key].verdicts[1] == "better", key
-    hourly = cost["cost_per_accelerator_hour_usd_h"]  # lower is better, whichever way it goes
-    assert hourly.verdicts[1] == ("better" if hourly.differences[1] < 0 else "worse" if hourly.differences[1] > 0
-                                  else "same")
+    # Every money figure is lower-is-better, whichever way it goes between these two.
+    for key in ("cost_per_accelerator_hour_usd_h", "training_run_cost_usd", "cost_per_million_tokens_usd"):
+        difference = cost[key].differences[1]
+        assert cost[key].verdicts[1] == ("better" if difference < 0 else "worse" if difference > 0 else "same"), key
     assert cost["training_run_energy_mwh"].verdicts[1] == "worse"
     goodput = {row.key: row for row in comparison.goodput}
     assert goodput["goodput.days"].values == (superpod.goodput.days, azure.goodput.days)
