@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QApplication, QFileDialog
 
 from designer.canvas import colors
 from designer.io.examples import resolve_design_path
@@ -102,8 +102,10 @@ def test_a_sweep_runs_from_its_window_and_a_click_opens_a_point(qtbot, make_wind
     # A click on the point of 8 nodes opens its design.
     row = next(r for r in sweep.rows if r["param.nodes"] == 8)
     view = sweep.plot
-    qtbot.waitExposed(sweep)
+    with qtbot.waitExposed(sweep):  # a context manager: it waits on leaving the block
+        sweep.show()
     view.getPlotItem().vb.autoRange()
+    QApplication.processEvents()  # the view box applies the new range before the point is mapped
     scene_pos = view.getPlotItem().vb.mapViewToScene(QPointF(row["summary.power_kw"], row["training.days"]))
     opened = len(window.side_windows)
     where = view.mapFromScene(scene_pos)

@@ -24,8 +24,8 @@ def test_new_from_template_refuses_in_the_dialog_then_opens_the_design(make_wind
     seen = {}
 
     def run(dialog):
-        dialog.show()
-        qtbot.waitExposed(dialog)
+        with qtbot.waitExposed(dialog):  # a context manager: it waits on leaving the block
+            dialog.show()
         seen["templates"] = [dialog.templates.item(r).text() for r in range(dialog.templates.count())]
         _click_template(qtbot, dialog, "nvl72")
         seen["nvl72 fields"] = set(dialog.fields)
