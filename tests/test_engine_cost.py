@@ -167,7 +167,7 @@ def test_storage_and_hot_spares_are_bought_and_powered(catalog, tmp_path):
     assert rows["  of which hot spare servers"] == 10.2 and rows["  of which checkpoint storage"] == 4.0
     # The storage has no shipped price: listed unpriced, never counted as zero.
     assert "ddn-ai400x2" in result.cost.unpriced_parts
-    assert result.cost.capital_by_category_usd["storage"] == 0
+    assert result.cost.capital_by_category_usd["storage"] is None
     # With a price (a user's quote) it is its own capital category.
     part = dict(catalog["ddn-ai400x2"].data)
     part.update(price_usd=250_000, price_date="2025-01", price_source="our quote")
@@ -207,7 +207,7 @@ def test_a_cable_within_a_rack_is_copper_and_between_racks_optical(catalog):
 
 def test_capital_categories_follow_the_part(catalog):
     design = _server_and_leaf(catalog, False)
-    design.add_item(Item("ocs", "switch", part="tpu-ocs"))  # unpriced: listed, in no category
+    design.add_item(Item("ocs", "switch", part="tpu-ocs"))  # unpriced: listed, its category unpriced
     cost = evaluate(design, catalog).cost
     by = cost.capital_by_category_usd
     assert by["scale_out_network"] == catalog["qm9700"].number("price_usd")
@@ -217,8 +217,8 @@ def test_capital_categories_follow_the_part(catalog):
     assert by["racks_and_facility"] == pytest.approx(catalog["rack-42u"].number("price_usd")
                                                      + DEFAULTS["facility_usd_per_kw"] * evaluate(
                                                          design, catalog).power.total_kw)
-    assert "tpu-ocs" in cost.unpriced_parts
-    assert sum(by.values()) == pytest.approx(cost.capital_usd)
+    assert "tpu-ocs" in cost.unpriced_parts and by["scale_up_network"] is None
+    assert sum(value for value in by.values() if value is not None) == pytest.approx(cost.capital_usd)
 
 
 def test_a_standalone_switch_draws_its_power_and_a_chip_in_a_server_does_not(catalog):
@@ -273,3 +273,38 @@ def test_a_bad_assumption_in_a_file_is_refused_naming_it(capsys, tmp_path):
     assert main(["evaluate", str(path)]) == 2
     err = capsys.readouterr().err
     assert "$.settings.cost.facility" in err and '"build" or "colocation"' in err
+
+
+def test_a_category_of_only_unpriced_parts_is_unpriced_not_zero(capsys, catalog, tmp_path):
+    from designer.cli import main
+    from designer.io.exports import summary_csv
+    from designer.io.files import save_design
+
+    design = generate("server", catalog, platform="dgx-h100")  # with its storage, ddn-ai400x2: unpriced
+    assert catalog["ddn-ai400x2"].get("price_usd") is None
+    result = evaluate(design, catalog)
+    cost = result.cost
+    assert cost.capital_by_category_usd["storage"] is None
+    assert dict(cost.unpriced_by_category) == {"storage": ("ddn-ai400x2",)}
+    # A category with nothing in it costs nothing; one with priced parts keeps their sum.
+    assert cost.capital_by_category_usd["scale_up_network"] == 0
+    assert cost.capital_by_category_usd["accelerators_and_servers"] > 0
+    rows = {metric: (value, unit) for metric, value, unit in summary_rows(result)}
+    assert rows["Capital: storage"] == ("unpriced: ddn-ai400x2", "USD")
+    assert "Capital: storage,unpriced: ddn-ai400x2,USD" in summary_csv(result)
+    path = tmp_path / "dgx.cluster.json"
+    save_design(design, path)
+    assert main(["evaluate", str(path), "--json"]) == 0
+    section = json.loads(capsys.readouterr().out)["cost"]
+    assert section["capital_by_category_usd"]["storage"] is None
+    assert section["unpriced_by_category"] == {"storage": ["ddn-ai400x2"]}
+
+
+def test_an_unpriced_part_beside_priced_ones_keeps_their_sum_and_is_listed(catalog):
+    design = _server_and_leaf(catalog, True)
+    before = evaluate(design, catalog).cost.capital_by_category_usd["scale_out_network"]
+    design.add_item(Item("spare-leaf", "switch", part="sn5600-400g"))
+    assert catalog["sn5600-400g"].get("price_usd") is None
+    cost = evaluate(design, catalog).cost
+    assert cost.capital_by_category_usd["scale_out_network"] == before > 0
+    assert cost.unpriced_by_category["scale_out_network"] == ("sn5600-400g",)

@@ -3,6 +3,7 @@
 and refuses the next; the engine's figures follow each fabric's shape."""
 
 import math
+import re
 
 import pytest
 
@@ -263,3 +264,72 @@ def test_dragonfly_rack_follows_the_group(catalog):
     # …and a cabinet named for them is refused with the figures.
     with pytest.raises(TopologyError, match="512 servers and 32 switches needs 544U .* holds 192U and 300 kW"):
         generate("dragonfly", catalog, nics_per_node=1, nodes=512, rack="cray-ex-cabinet")
+
+
+# --- defaults that follow the parts named ---------------------------------------------------------------
+
+def chosen(design) -> tuple:
+    params = design.settings["template"]["params"]
+    return params["platform"], params["switch"]
+
+
+@pytest.mark.parametrize("template,nodes,nic,switch", [
+    ("rail-only", 64, "cx7-400gbe", "sn5600-400g"),
+    ("rail-only", 16, "cx6-hdr", "qm8700"),
+    ("multi-plane", 16, "cx7-400gbe", "sn5600-400g"),
+    ("nvl72", 2, "cx7-400gbe", "sn5600-400g"),
+    ("dragonfly", 64, "cx7-400gbe", "sn5600-400g"),
+    ("dragonfly", 64, "cx7-ndr", "qm9700"),
+])
+def test_naming_a_nic_picks_a_switch_of_its_medium_and_speed_in_every_template(catalog, template, nodes, nic, switch):
+    design = generate(template, catalog, nodes=nodes, nic=nic)
+    assert chosen(design)[1] == switch
+    assert errors(design, catalog) == []
+
+
+@pytest.mark.parametrize("template,defaults", [
+    ("rail-only", ("dgx-h100", "qm9700")),
+    ("multi-plane", ("dgx-h100", "sn5600-400g")),
+    ("nvl72", ("gb200-nvl72", "sn5600-400g")),
+    ("dragonfly", ("mi250x-node", "slingshot-rosetta")),
+])
+def test_each_template_keeps_its_own_parts_when_none_is_named(catalog, template, defaults):
+    assert chosen(generate(template, catalog, nodes=2)) == defaults
+
+
+@pytest.mark.parametrize("template,gpu,platform,switch", [
+    ("rail-only", "a100-sxm-80gb", "dgx-a100", "qm8700"),  # DGX A100 → its ConnectX-6 HDR → QM8700
+    ("multi-plane", "h200-sxm", "hgx-h200", "sn5600-400g"),
+    ("nvl72", "gb200", "gb200-nvl72", "sn5600-400g"),
+    ("dragonfly", "h100-sxm", "dgx-h100", "slingshot-rosetta"),
+])
+def test_naming_a_gpu_picks_a_platform_that_carries_it(catalog, template, gpu, platform, switch):
+    design = generate(template, catalog, nodes=2, gpu=gpu)
+    assert chosen(design) == (platform, switch)
+    assert errors(design, catalog) == []
+
+
+@pytest.mark.parametrize("template", ["rail-only", "multi-plane", "nvl72", "dragonfly"])
+def test_no_fitting_switch_is_one_clear_refusal(catalog, template):
+    message = ("no switch in the catalogue has 100 Gb/s ports of efa or eth-100g (the network of 'efa-v2'); "
+               "set parameter 'switch'")
+    with pytest.raises(TopologyError, match=f"^{template}: " + re.escape(message)):
+        generate(template, catalog, nodes=2, nic="efa-v2")
+
+
+def test_rail_only_with_a_named_ethernet_nic_builds_and_evaluates(catalog):
+    # The issue's case: 400GbE NICs no longer land on the InfiniBand QM9700.
+    design = generate("rail-only", catalog, nic="cx7-400gbe", nodes=64)
+    assert errors(design, catalog) == []
+    assert evaluate(design, catalog).as_dict()["lint"] == []
+
+
+def test_templates_listing_says_what_the_new_templates_defaults_follow_from(capsys):
+    from designer.cli import main
+
+    assert main(["templates"]) == 0
+    out = capsys.readouterr().out
+    for template in ("rail-only", "multi-plane", "nvl72", "dragonfly"):
+        section = re.search(f"^{template}:.*\n((?:    .*\n)+)", out, re.M).group(1)
+        assert "medium and port speed of 'nic'" in section, template
+        assert "carries 'gpu'" in section, template

@@ -112,3 +112,16 @@ def test_a_finer_figure_from_the_file_survives_an_edit_of_another(dgx_window, qt
     spin.setFocus()
     qtbot.keyClick(spin, Qt.Key.Key_Up)  # 5 → 6 years
     assert doc.design.settings["cost"] == {"pue": 1.234, "depreciation_years": 6.0}
+
+
+def test_a_category_of_only_unpriced_parts_says_so_in_the_text_and_the_legend(make_window, qtbot):
+    # The server template adds storage (ddn-ai400x2), which has no price in the catalogue.
+    window = make_window(generate("server", default_catalog(), platform="dgx-h100"))
+    assert window.scheduler.wait_idle(30_000)
+    tab = _show_cost_tab(window, qtbot)
+    qtbot.waitUntil(lambda: tab.plot_page.showing_content, timeout=10_000)
+    assert "storage unpriced: ddn-ai400x2" in tab.labels["capital_usd"].text()
+    assert "storage $0" not in tab.labels["capital_usd"].text()
+    assert tab.capital_legend["storage"].text == "Storage (unpriced: ddn-ai400x2)"
+    assert tab.capital_legend["scale_up_network"].text == "Scale-up network"
+    assert tab.capital_bars["storage"].opts["width"][0] == 0

@@ -112,6 +112,16 @@ def category(row: BomRow, catalog: Catalog) -> str | None:
     return "accelerators_and_servers"
 
 
+def unpriced_in_categories(bom: BillOfMaterials, catalog: Catalog) -> dict[str, tuple[str, ...]]:
+    """The parts without a price in each capital category that has any, in category order."""
+    parts: dict[str, set[str]] = {}
+    for row in bom.rows:
+        key = None if row.priced else category(row, catalog)
+        if key is not None:
+            parts.setdefault(key, set()).add(row.part)
+    return {key: tuple(sorted(parts[key])) for key in CATEGORIES if key in parts}
+
+
 def cost_of_ownership(bom: BillOfMaterials, catalog: Catalog, it_kw: float, accelerators: int,
                       setting: Mapping[str, Any] | None, run_days: float | None, run_accelerators: int,
                       tokens: float | None) -> Cost:
@@ -129,14 +139,21 @@ def cost_of_ownership(bom: BillOfMaterials, catalog: Catalog, it_kw: float, acce
     if hardware is None:
         return Cost(total_usd=None, priced_lines=0, unpriced_parts=unpriced, run_days=rounded(run_days),
                     run_energy_mwh=rounded(run_mwh), assumptions=read_only(used))
-    by_category = dict.fromkeys(CATEGORIES, 0.0)
+    by_category: dict[str, float | None] = dict.fromkeys(CATEGORIES, 0.0)
+    priced_categories = set()
     for row in priced:
         key = category(row, catalog)
         if key is not None:
             by_category[key] += row.extended_usd
+            priced_categories.add(key)
     build = used["facility"] == "build"
     facility = used["facility_usd_per_kw"] * it_kw if build else 0.0
     by_category["racks_and_facility"] += facility
+    if facility:
+        priced_categories.add("racks_and_facility")
+    unpriced_by_category = unpriced_in_categories(bom, catalog)
+    for key in unpriced_by_category.keys() - priced_categories:
+        by_category[key] = None  # only unpriced parts: unknown, not free
     yearly = {
         "it_depreciation": hardware / used["depreciation_years"],
         "facility_depreciation": facility / used["facility_years"],
@@ -158,6 +175,7 @@ def cost_of_ownership(bom: BillOfMaterials, catalog: Catalog, it_kw: float, acce
         unpriced_parts=unpriced,
         capital_usd=_money(hardware + facility),
         capital_by_category_usd=read_only((key, _money(value)) for key, value in by_category.items()),
+        unpriced_by_category=read_only(unpriced_by_category.items()),
         yearly_usd=_money(yearly_total),
         yearly_by_category_usd=read_only((key, _money(value)) for key, value in yearly.items()),
         yearly_operating_usd=_money(sum(yearly[key] for key in OPERATING)),

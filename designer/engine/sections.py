@@ -175,7 +175,8 @@ class Cost:
     """What the design costs (designer.engine.cost; docs/costs.md). `total_usd`: the priced BOM
     lines (None when no line has a price); `unpriced_parts` are left out of every money figure,
     never counted as zero. `capital_usd`: the priced hardware plus the facility built for it,
-    by category (`capital_by_category_usd`); yearly cost (USD per year) by component, of which
+    by category (`capital_by_category_usd`: None for a category whose parts are all unpriced;
+    `unpriced_by_category` names the unpriced parts of each category); yearly cost (USD per year) by component, of which
     electricity and colocation are `yearly_operating_usd`; cost per accelerator-hour in use; the
     training run of `run_days` days: its cost, energy (MWh, at the facility meter) and cost per
     million tokens. `assumptions` are the ones used (the design's `cost` setting over the
@@ -186,7 +187,8 @@ class Cost:
     priced_lines: int
     unpriced_parts: tuple[str, ...]
     capital_usd: float | None = None
-    capital_by_category_usd: Mapping[str, float] = field(default_factory=lambda: read_only(()))
+    capital_by_category_usd: Mapping[str, float | None] = field(default_factory=lambda: read_only(()))
+    unpriced_by_category: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: read_only(()))
     yearly_usd: float | None = None
     yearly_by_category_usd: Mapping[str, float] = field(default_factory=lambda: read_only(()))
     yearly_operating_usd: float | None = None
@@ -200,7 +202,9 @@ class Cost:
     def as_dict(self) -> dict:
         return {"total_usd": self.total_usd, "priced_lines": self.priced_lines,
                 "unpriced_parts": list(self.unpriced_parts), "capital_usd": self.capital_usd,
-                "capital_by_category_usd": dict(self.capital_by_category_usd), "yearly_usd": self.yearly_usd,
+                "capital_by_category_usd": dict(self.capital_by_category_usd),
+                "unpriced_by_category": {key: list(parts) for key, parts in self.unpriced_by_category.items()},
+                "yearly_usd": self.yearly_usd,
                 "yearly_by_category_usd": dict(self.yearly_by_category_usd),
                 "yearly_operating_usd": self.yearly_operating_usd,
                 "per_accelerator_hour_usd": self.per_accelerator_hour_usd, "run_days": self.run_days,

@@ -124,6 +124,11 @@ def _shape_rows(shape) -> list[tuple[str, Any, str]]:
     return rows
 
 
+def unpriced_text(parts: tuple[str, ...]) -> str:
+    """What a capital category whose parts are all unpriced shows in place of a sum."""
+    return "unpriced: " + ", ".join(parts)
+
+
 def cost_rows(result: Result) -> list[tuple[str, Any, str]]:
     """Capital by category, yearly cost, cost per accelerator-hour and of the training run
     (present where something is priced), and the parts without a price."""
@@ -132,7 +137,8 @@ def cost_rows(result: Result) -> list[tuple[str, Any, str]]:
     if cost.capital_usd is not None:
         rows.append(("Capital cost", cost.capital_usd, "USD"))
         for key, value in cost.capital_by_category_usd.items():
-            rows.append((f"Capital: {CATEGORIES[key].lower()}", value, "USD"))
+            shown = unpriced_text(cost.unpriced_by_category.get(key, ())) if value is None else value
+            rows.append((f"Capital: {CATEGORIES[key].lower()}", shown, "USD"))
         rows += [("Yearly cost", cost.yearly_usd, "USD/year"),
                  ("Yearly operating cost", cost.yearly_operating_usd, "USD/year")]
         if cost.per_accelerator_hour_usd is not None:

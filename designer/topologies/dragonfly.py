@@ -14,8 +14,10 @@ from designer.model.catalog import Catalog
 from designer.model.design import Design
 from designer.topologies.base import Builder, Param, TopologyError, common_medium, new_design
 from designer.topologies.generators import _GPU, _GPN, _NAME, _platform_values, _register
+from designer.topologies.sizing import follow_parts
 
 GLOBAL_LINKS_PART = "dragonfly-global-links"
+PLATFORM = "mi250x-node"
 CABINET_PART = "cray-ex-cabinet"
 
 
@@ -54,6 +56,7 @@ def _sizes(p: dict, catalog: Catalog, nics: int) -> dict:
 
 
 def _build_dragonfly(p: dict, catalog: Catalog) -> Design:
+    follow_parts(p, catalog, PLATFORM)
     platform = catalog[p["platform"]]
     if p["nics_per_node"] is None and not platform.number("default_nics"):
         p["nics_per_node"] = int(platform.number("nic_slots"))  # Frontier's node: 4 slots, none named
@@ -158,13 +161,15 @@ def most_servers(catalog: Catalog, switch: str, nics: int, nodes_per_switch: int
 
 
 _register("dragonfly", "groups of switches joined all to all, every two groups joined by global links (HPE Slingshot)",
-          [Param("platform", str, "mi250x-node", "server platform part", part_kind="server"), _GPU,
+          [Param("platform", str, None, f"server platform part (default: {PLATFORM}, or the first that carries "
+                 "'gpu')", part_kind="server"), _GPU,
            Param("nodes", int, 1024, "number of servers (a last group that is not full is drawn as a partial group)",
                  minimum=1, maximum=1_000_000), _GPN,
            Param("nic", str, "slingshot-11-cassini", "NIC part", part_kind="nic"),
            Param("nics_per_node", int, None, "NICs per server (default: the platform's, or its NIC slots when it "
                  "names none)", minimum=0, maximum=64),
-           Param("switch", str, "slingshot-rosetta", "dragonfly switch part", part_kind="switch"),
+           Param("switch", str, None, "dragonfly switch part (default: one with the medium and port speed of 'nic', "
+                 "the most ports first)", part_kind="switch"),
            Param("nodes_per_switch", int, 0, "servers per switch (0: a quarter of the switch's ports ÷ NICs per "
                  "server)", minimum=0, maximum=4096),
            Param("switches_per_group", int, 0, "switches per group (0: half the switch's ports)", minimum=0,

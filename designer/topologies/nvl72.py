@@ -15,9 +15,13 @@ from designer.model.design import Design
 from designer.topologies.base import Builder, Param, TopologyError, common_medium, new_design
 from designer.topologies.generators import _GPN, _NAME, _OVERSUB, _platform_values, _register, _tier_size
 from designer.topologies.rail_only import leaf_split, spine_tier, units
+from designer.topologies.sizing import follow_parts
+
+PLATFORM = "gb200-nvl72"
 
 
 def _build_nvl72(p: dict, catalog: Catalog) -> Design:
+    follow_parts(p, catalog, PLATFORM)
     p = {**p, "servers_per_rack": 1}
     gpu, gpus, nic, nics = _platform_values(p, catalog)
     if not nics:
@@ -77,15 +81,15 @@ def most_racks(ports: int, oversubscription: float = 1.0) -> int:
 
 
 _register("nvl72", "GB200 NVL72 racks (72-GPU NVLink domains) joined by a rail-optimized scale-out fabric",
-          [Param("platform", str, "gb200-nvl72", "rack-scale platform (one NVLink domain per rack)",
-                 part_kind="server"),
+          [Param("platform", str, None, f"rack-scale platform, one NVLink domain per rack (default: {PLATFORM}, or "
+                 "the first that carries 'gpu')", part_kind="server"),
            Param("gpu", str, None, "accelerator part (default: the platform's)", part_kind="accelerator"),
            Param("nodes", int, 8, "number of NVL72 racks", minimum=1, maximum=100_000), _GPN,
            Param("nic", str, "cx7-400gbe", "NIC part, one per GPU (default: 400GbE, so 128-port Ethernet "
                  "switches can take all 72 rails)", part_kind="nic"),
            Param("nics_per_node", int, None, "NICs per rack, one rail each (default: the platform's, one per GPU)",
                  minimum=0, maximum=MAX_SERVER_NICS),
-           Param("switch", str, "sn5600-400g", "scale-out switch part (at least as many ports as rails)",
-                 part_kind="switch"),
+           Param("switch", str, None, "scale-out switch part, at least as many ports as rails (default: one with the "
+                 "medium and port speed of 'nic', the most ports first)", part_kind="switch"),
            _OVERSUB, Param("rack", str, "rack-nvl72", "rack part each NVL72 goes in", part_kind="rack"), _NAME],
           _build_nvl72)

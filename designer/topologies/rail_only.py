@@ -21,13 +21,15 @@ from designer.topologies.generators import (
     _NPN,
     _OVERSUB,
     _PER_RACK,
-    _PLATFORM,
+    _PLATFORM_FOR_GPU,
     _RACK,
+    _SWITCH_FOR_NIC,
     _platform_values,
     _racked_servers,
     _register,
     _tier_size,
 )
+from designer.topologies.sizing import follow_parts
 
 
 def leaf_split(ports: int, oversubscription: float) -> tuple[int, int]:
@@ -76,6 +78,7 @@ def spine_tier(b: Builder, group_id: str, name: str, switch_id: str, drawn_units
 
 
 def _build_rail_only(p: dict, catalog: Catalog) -> Design:
+    follow_parts(p, catalog)
     gpu, gpus, nic, nics = _platform_values(p, catalog)
     if not nics:
         raise TopologyError("rail-only: parameter 'nics_per_node' must be at least 1 (one rail per NIC)")
@@ -120,6 +123,5 @@ def most_servers(ports: int, oversubscription: float = 1.0) -> int:
 
 
 _register("rail-only", "NIC r of every server on rail r's switches, no spine: rails meet only over NVLink",
-          [_PLATFORM, _GPU, Param("nodes", int, 32, "number of servers", minimum=1, maximum=1_000_000), _GPN, _NIC,
-           _NPN, Param("switch", str, "qm9700", "rail switch part", part_kind="switch"), _OVERSUB, _RACK, _PER_RACK,
-           _NAME], _build_rail_only)
+          [_PLATFORM_FOR_GPU, _GPU, Param("nodes", int, 32, "number of servers", minimum=1, maximum=1_000_000), _GPN,
+           _NIC, _NPN, _SWITCH_FOR_NIC, _OVERSUB, _RACK, _PER_RACK, _NAME], _build_rail_only)

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGridLayo
 from designer.canvas import colors
 from designer.engine.cost import ASSUMPTIONS, CATEGORIES, DEFAULTS, NOT_COUNTED, YEARLY
 from designer.engine.result import Result
+from designer.engine.summary import unpriced_text
 from designer.ui.results import plotstyle
 from designer.ui.results.formatting import NOT_COMPUTED
 from designer.ui.results.placeholder import Placeholder
@@ -135,6 +136,7 @@ class CostTab:
 
     def __init__(self) -> None:
         self.capital_bars: dict[str, pg.BarGraphItem] = {}
+        self.capital_legend: dict[str, pg.LabelItem] = {}
         self.yearly_bars: dict[str, pg.BarGraphItem] = {}
         content = QWidget()
         v = QVBoxLayout(content)
@@ -152,6 +154,7 @@ class CostTab:
             self.capital_plot.addItem(item)
             legend.addItem(item, text)
             self.capital_bars[key] = item
+            self.capital_legend[key] = legend.items[-1][1]
         self.yearly_plot = view.addPlot(row=2, col=0)
         plotstyle.style_plot(self.yearly_plot, "Yearly cost")
         self.yearly_plot.getAxis("left").setTicks([[(-i, text) for i, text in enumerate(YEARLY.values())]])
@@ -218,9 +221,13 @@ class CostTab:
         factor, word = _scale(cost.capital_usd)
         x0 = 0.0
         for key, bar in self.capital_bars.items():
-            width = cost.capital_by_category_usd.get(key, 0.0) / factor
+            value = cost.capital_by_category_usd.get(key, 0.0)
+            width = (value or 0.0) / factor
             bar.setOpts(x0=[x0], width=[width])
             x0 += width
+            unpriced = cost.unpriced_by_category.get(key, ()) if value is None else ()
+            self.capital_legend[key].setText(f"{CATEGORIES[key]} ({unpriced_text(unpriced)})" if unpriced
+                                             else CATEGORIES[key])
         self.capital_plot.setXRange(0, max(x0, 1e-9) * 1.02, padding=0.01)
         plotstyle.label(self.capital_plot, "bottom", "Capital cost", word)
         yearly_factor, yearly_word = _scale(max(cost.yearly_by_category_usd.values(), default=0.0))
@@ -231,8 +238,9 @@ class CostTab:
         plotstyle.label(self.yearly_plot, "bottom", "Cost per year", yearly_word)
         labels = self.labels
         labels["capital_usd"].setText(money(cost.capital_usd) + " (" + ", ".join(
-            f"{CATEGORIES[key].lower()} {money(value)}" for key, value in cost.capital_by_category_usd.items()
-            if value) + ")")
+            f"{CATEGORIES[key].lower()} "
+            + (money(value) if value is not None else unpriced_text(cost.unpriced_by_category.get(key, ())))
+            for key, value in cost.capital_by_category_usd.items() if value != 0) + ")")
         labels["yearly_usd"].setText(f"{money(cost.yearly_usd)} per year")
         labels["yearly_operating_usd"].setText(f"{money(cost.yearly_operating_usd)} per year (electricity"
                                                + (", colocation)" if cost.yearly_by_category_usd.get("colocation")
