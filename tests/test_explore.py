@@ -179,6 +179,16 @@ def test_optimize_finds_the_cheapest_design_meeting_the_constraints_and_says_why
     assert "runner-up" in text and "ruled out" in text and "training.days <= 5" in text
 
 
+def test_an_answer_on_cost_names_the_unpriced_parts_its_designs_leave_out(client):
+    # On Ethernet the SN5600 switches have no price: the capital of that design leaves them out.
+    sweep = sweep_from_document({**OPTIMIZE, "params": {"nodes": [4], "nic": ["cx7-ndr", "cx7-400gbe"]},
+                                 "constraints": [], "goal": {"minimize": "cost.capital_usd"}}, "o.sweep.json")
+    answer, _progress = optimize(sweep, client)
+    ethernet = answer.best if answer.best["param.nic"] == "cx7-400gbe" else answer.runner_up
+    assert "sn5600-400g" in ethernet["unpriced"]
+    assert f"leaves out its unpriced parts ({ethernet['unpriced']})" in answer.explain(sweep)
+
+
 def test_optimize_on_a_figure_not_computed_says_so(client):
     sweep = sweep_from_document({**OPTIMIZE, "goal": {"minimize": "cost.nothing"}}, "o.sweep.json")
     with pytest.raises(OptimizeError, match="figure 'cost.nothing' is not computed"):

@@ -66,6 +66,11 @@ class Answer:
                          f"({', '.join(_shown_figure(self.nearest_miss, c.path) for c in misses)})")
         by = ", ".join(f"{count:,} by {reason}" for reason, count in
                        sorted(self.pruned_by.items(), key=lambda item: -item[1]))
+        if path.startswith("cost."):
+            # A money figure leaves unpriced parts out: say which, for the designs the answer names.
+            for name, row in (("best", self.best), ("runner-up", self.runner_up)):
+                if row is not None and row.get("unpriced"):
+                    lines.append(f"note: the {name}'s {path} leaves out its unpriced parts ({row['unpriced']})")
         lines.append(f"{self.evaluated:,} points evaluated, {self.pruned:,} ruled out before evaluating"
                      + (f" ({by})" if by else "") + f", {self.failed:,} failed")
         lines += [f"  error: {text}" for text in self.errors]

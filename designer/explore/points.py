@@ -98,7 +98,8 @@ def evaluate_point(point: dict, keep: list[str], constraints: list[Constraint], 
     catalog = catalog or default_catalog()
     recipe = point["recipe"]
     row: dict[str, Any] = {"point": point["point"], **point["axes"], **dict.fromkeys(keep),
-                           "meets": False, "pruned": None, "error": None, "design": recipe_text(recipe)}
+                           "meets": False, "unpriced": None, "pruned": None, "error": None,
+                           "design": recipe_text(recipe)}
     try:
         design = design_of(recipe, catalog, _base_designs)
         if prune:
@@ -114,6 +115,8 @@ def evaluate_point(point: dict, keep: list[str], constraints: list[Constraint], 
         for path in keep:
             row[path] = figure(tree, path)
         row["meets"] = all(c.holds(_number(row[c.path])) for c in constraints)
+        # Money figures leave these parts out: a goal on cost cannot rank this point against others.
+        row["unpriced"] = ", ".join(figure(tree, "cost.unpriced_parts")) or None
     except (DesignerError, FigureError) as exc:
         row["error"] = str(exc)
     except Exception as exc:  # noqa: BLE001 - an engine bug on one point is recorded; the sweep goes on

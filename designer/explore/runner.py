@@ -150,7 +150,7 @@ def run_sweep(sweep: Sweep, client, on_row: Callable[[dict], None], *, prune: bo
 # -- where rows go ----------------------------------------------------------------------------------
 
 def columns(sweep: Sweep) -> list[str]:
-    return ["point", *sweep.axes, *sweep.figures, "meets", "pruned", "error", "design"]
+    return ["point", *sweep.axes, *sweep.figures, "meets", "unpriced", "pruned", "error", "design"]
 
 
 class CsvRows:
