@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QGraphicsScene, QToolTip
 
 from designer.canvas import colors, tooltips
 from designer.canvas.interactions import Interactions
-from designer.canvas.items import LinkItem, NodeItem, common_ancestor, link_line
+from designer.canvas.items import LinkItem, NodeItem, common_ancestor, label_layer, link_line
 from designer.canvas.jobs import SlicedJobs
 from designer.document.document import Change, Document
 from designer.engine import views
@@ -80,6 +80,8 @@ class DesignScene(QGraphicsScene):
         # Items and links selected though a summary card hides them (Qt selects only what is shown):
         # they stay selected while a card holding them is.
         self._hidden_selection: set = set()
+        self.labels = label_layer()  # every box's label plate, above the links (items.LABEL_Z)
+        self.addItem(self.labels)
         document.changed.connect(self.on_changed)
         self.selectionChanged.connect(self._on_selection_look)
         self.rebuild()
@@ -99,7 +101,10 @@ class DesignScene(QGraphicsScene):
         self.jobs.stop("look")
         self._looks = set()  # the old items go, selected look and all
         self.clearSelection()
-        self._discard([i for i in (*self.nodes.values(), *self.link_items.values()) if i.parentItem() is None])
+        self._discard([i for i in (*self.nodes.values(), *self.link_items.values()) if i.parentItem() is None]
+                      + [self.labels])
+        self.labels = label_layer()
+        self.addItem(self.labels)
         self.nodes.clear()
         self.link_items.clear()
         self.links_by_item.clear()
@@ -196,6 +201,8 @@ class DesignScene(QGraphicsScene):
                 item.setParentItem(parent)
             else:
                 self.addItem(item)
+                if isinstance(item, NodeItem):
+                    item.join_labels(self.labels)
         self._staged = []
 
     def _short_part(self, item: Item) -> str:
@@ -285,6 +292,7 @@ class DesignScene(QGraphicsScene):
                 node.setParentItem(new_parent)
                 if new_parent is None and node.scene() is not self:
                     self.addItem(node)
+                    node.join_labels(self.labels)
                 geometry = True
             if node.pos() != QPointF(item.x, item.y):
                 node.setPos(item.x, item.y)
@@ -310,6 +318,7 @@ class DesignScene(QGraphicsScene):
                     node.setParentItem(None)
                 if parent is None or parent.item_id not in change.items_removed:
                     self.removeItem(node)
+                    node.join_labels(None)
             self.links_by_item.pop(item_id, None)
         for link_id in change.links_added:
             link = design.links.get(link_id)
