@@ -55,7 +55,7 @@ def _rounded(rect: QRectF, radius: float = 5.0) -> QPainterPath:
 _factory: QGraphicsScene | None = None
 
 
-def _plain_child(parent: QGraphicsItem | None, text: bool) -> QGraphicsItem:
+def _plain_child(parent: QGraphicsItem, text: bool) -> QGraphicsItem:
     """A text (or path) child made by Qt itself rather than by Python.
 
     An item constructed from Python is a PySide wrapper: the first time Qt calls one of its
@@ -75,7 +75,7 @@ def _plain_child(parent: QGraphicsItem | None, text: bool) -> QGraphicsItem:
 
 def label_layer() -> QGraphicsItem:
     """The top-level item that holds every box's label plate, above every link (`LABEL_Z`)."""
-    layer = _plain_child(None, text=False)
+    layer = QGraphicsPathItem()
     layer.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents)
     layer.setZValue(LABEL_Z)
     return layer
@@ -119,7 +119,11 @@ class NodeItem(QGraphicsPathItem):
         self.setPen(_GROUP_PEN if kind == "group" else _PENS[kind])
         if not self.container:
             self.setZValue(BOX_Z)
-        self.plate = _plain_child(None, text=False)  # joins the scene's label layer with the box
+        # Made from Python, unlike the texts on it: Qt tells PySide when it deletes a Python-made item,
+        # so the texts' wrappers are let go with it (a Qt-made parent deleted by Qt leaves them
+        # dangling). Staged with the box, so its first paint does not wait for the GIL either.
+        self.plate = QGraphicsPathItem()
+        self.plate.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
         self.plate.setBrush(_BRUSHES[kind])
         self.plate.setPen(QPen(Qt.PenStyle.NoPen))
         self._title = _plain_child(self.plate, text=True)
@@ -237,12 +241,6 @@ class NodeItem(QGraphicsPathItem):
     def setVisible(self, visible: bool) -> None:
         super().setVisible(visible)
         self.plate.setVisible(visible)
-
-    def setParentItem(self, parent: QGraphicsItem | None) -> None:
-        """Into a container, or (None) to the top level: the plate goes to the parent's plate, or
-        to the label layer of the scene the box is in."""
-        super().setParentItem(parent)
-        self.join_labels(parent.plate if isinstance(parent, NodeItem) else getattr(self.scene(), "labels", None))
 
     def join_labels(self, holder: QGraphicsItem | None) -> None:
         if holder is None:

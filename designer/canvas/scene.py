@@ -101,10 +101,8 @@ class DesignScene(QGraphicsScene):
         self.jobs.stop("look")
         self._looks = set()  # the old items go, selected look and all
         self.clearSelection()
-        self._discard([i for i in (*self.nodes.values(), *self.link_items.values()) if i.parentItem() is None]
-                      + [self.labels])
-        self.labels = label_layer()
-        self.addItem(self.labels)
+        top_level = [i for i in (*self.nodes.values(), *self.link_items.values()) if i.parentItem() is None]
+        self._discard(top_level + [i.plate for i in top_level if isinstance(i, NodeItem)])
         self.nodes.clear()
         self.link_items.clear()
         self.links_by_item.clear()
@@ -171,7 +169,9 @@ class DesignScene(QGraphicsScene):
         if not self.detail:
             node.set_text_visible(False)
         self.nodes[item.id] = node
-        self._stage_item(node, self.nodes.get(item.parent) if item.parent else None)
+        parent = self.nodes.get(item.parent) if item.parent else None
+        self._stage_item(node, parent)
+        self._stage_item(node.plate, parent.plate if parent is not None else self.labels)
         return node
 
     def _stage_item(self, item, parent) -> None:
@@ -201,8 +201,6 @@ class DesignScene(QGraphicsScene):
                 item.setParentItem(parent)
             else:
                 self.addItem(item)
-                if isinstance(item, NodeItem):
-                    item.join_labels(self.labels)
         self._staged = []
 
     def _short_part(self, item: Item) -> str:
@@ -290,9 +288,9 @@ class DesignScene(QGraphicsScene):
                 if isinstance(old_parent, NodeItem):
                     refit.add(old_parent.item_id)
                 node.setParentItem(new_parent)
+                node.join_labels(new_parent.plate if new_parent is not None else self.labels)
                 if new_parent is None and node.scene() is not self:
                     self.addItem(node)
-                    node.join_labels(self.labels)
                 geometry = True
             if node.pos() != QPointF(item.x, item.y):
                 node.setPos(item.x, item.y)
