@@ -82,8 +82,8 @@ def label_layer() -> QGraphicsItem:
 
 
 # Leaves and summary cards stack over the links beside them (links 5, a selected or bottleneck link
-# 6): a link passing a box goes behind it and never over its label. Open containers stay under the
-# links, which run over their backgrounds to the contents.
+# 6): a link passing a box goes behind it. Open containers stay under the links, which run over
+# their backgrounds to the contents.
 BOX_Z = 7
 # A link still crosses the boxes it runs to: into a container over its header, or over leaves of
 # a container it passes. So each box's texts lie on a plate of the box's colour in a layer of their
@@ -98,7 +98,7 @@ _CONTAINER_FLAGS = _NODE_FLAGS | QGraphicsItem.GraphicsItemFlag.ItemContainsChil
 
 
 class NodeItem(QGraphicsPathItem):
-    """A design item: a rounded box with its name (and part) as child text items.
+    """A design item: a rounded box with its name (and part) as text items on its label plate.
 
     Nothing here overrides paint/boundingRect/shape: Qt draws these items in C++ without taking
     Python's GIL, so the canvas repaints smoothly while the engine evaluates on its thread.
