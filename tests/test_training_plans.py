@@ -226,6 +226,12 @@ def test_a_gpt_layer_with_dropout_matches_korthikanti():
     # The dropout masks after attention and after the MLP are 2 h of the 34 h.
     no_dropout = {**SMALL_GPT, "dropout": False}
     assert layer_activation_bytes(SMALL_GPT) - layer_activation_bytes(no_dropout) == pytest.approx(2 * h, abs=1)
+    # A parallel block has one norm (input 2h) whose output (2h) feeds both QKV and the MLP: 4h fewer,
+    # all of them among the 10h TP keeps whole without SP.
+    parallel = {**SMALL_GPT, "parallel_block": True}
+    assert layer_activation_bytes(SMALL_GPT) - layer_activation_bytes(parallel) == pytest.approx(4 * h, abs=1)
+    assert layer_activation_bytes(SMALL_GPT, tp=4) - layer_activation_bytes(parallel, tp=4) == pytest.approx(
+        4 * h, abs=1)
 
 
 def test_the_fuller_of_first_and_last_stage_counts_with_at_most_the_steps_micro_batches():
@@ -421,9 +427,11 @@ def test_a_parallel_block_makes_one_tp_reduction_per_pass(fabric, sp, recompute,
     m = two["microbatches"]
     assert two["exposed_tp_s"] == pytest.approx(m * reductions * layers * per_call, rel=REL)
     assert one["exposed_tp_s"] == pytest.approx(2 * two["exposed_tp_s"], rel=REL)
-    # The same FLOPs and memory: only the reductions change.
+    # The same FLOPs and parameters; fewer stored activations (one norm: see the per-layer bytes above).
     assert two["compute_s"] == pytest.approx(one["compute_s"], rel=REL)
-    assert two["memory_per_gpu_gb"] == one["memory_per_gpu_gb"]
+    for part in ("weights", "gradients", "optimizer", "logits", "overhead"):
+        assert two["memory_per_gpu_gb"][part] == one["memory_per_gpu_gb"][part]
+    assert two["memory_per_gpu_gb"]["activations"] < one["memory_per_gpu_gb"]["activations"]
 
 
 def test_parallel_block_is_a_model_field(tmp_path):

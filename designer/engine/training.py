@@ -151,16 +151,18 @@ class _Shape:
         # SwiGLU's gate and up (2 × 2 ffn) and product (2 ffn). With dropout (GPT-style blocks) a
         # 1-byte mask after attention and after the MLP; Llama-style blocks have none. Experts add
         # the routed copies of each token. Norm inputs, QKV and MLP inputs and the masks stay whole
-        # under TP without sequence parallelism; TP splits the rest.
+        # under TP without sequence parallelism; TP splits the rest. A parallel block has one norm
+        # whose output is both the QKV and the MLP input: 4h fewer.
         self.dropout = model.get("dropout", True)
         masks = 2 * h if self.dropout else 0
         gate = 6 if model.get("gated_mlp") else 4
-        attention_bytes = 2 * h + 4 * self.heads * self.hd + 4 * self.kv * self.hd
-        dense_bytes = 4 * h + attention_bytes + 2 * h + gate * model["ffn"] + masks
-        moe_bytes = (4 * h + attention_bytes + 2 * h + 2 * h * self.top_k
+        norms_and_inputs = 4 * h if self.parallel_block else 8 * h
+        attention_bytes = 4 * self.heads * self.hd + 4 * self.kv * self.hd
+        dense_bytes = norms_and_inputs + attention_bytes + gate * model["ffn"] + masks
+        moe_bytes = (norms_and_inputs + attention_bytes + 2 * h * self.top_k
                      + gate * self.moe_ffn * (self.top_k + model.get("shared_experts", 0)) + masks)
         self.layer_bytes = (self.L_dense * dense_bytes + self.L_moe * moe_bytes) / L
-        self.whole_bytes = 8.0 * h + masks
+        self.whole_bytes = norms_and_inputs + masks
 
 
 def flops_per_token(model: dict, passes: float) -> float:
