@@ -123,8 +123,9 @@ def test_sequence_parallel_splits_the_whole_activations_and_swaps_allreduce(fabr
     off, plan, model = run(fabric, "llama2-70b", overlap={"tp": "none"}, sp=0, **base)
     on, _, _ = run(fabric, "llama2-70b", overlap={"tp": "none"}, sp=1, **base)
     layers, in_flight, tokens, h = 20, min(4, off["microbatches"]), 4096, 8192
-    # Korthikanti: 10 h bytes per token stay whole under TP without SP; SP splits them 8 ways.
-    saved = (layers * in_flight + 0) * tokens * 10 * h * (1 - 1 / 8) / 1e9
+    # Llama 2 has no dropout: 8 h bytes per token (two norm inputs, QKV and MLP inputs) stay whole
+    # under TP without SP; SP splits them 8 ways.
+    saved = (layers * in_flight + 0) * tokens * 8 * h * (1 - 1 / 8) / 1e9
     assert off["memory_per_gpu_gb"]["activations"] - on["memory_per_gpu_gb"]["activations"] == pytest.approx(
         saved, rel=REL)
     comms = training._Comms(fabric)
@@ -171,7 +172,8 @@ def test_flash_attention_keeps_no_score_matrix(fabric):
     flash, _, _ = run(fabric, "llama2-70b", attention="flash", **base)
     standard, _, _ = run(fabric, "llama2-70b", attention="standard", **base)
     layers, in_flight, tokens, heads, s = 20, min(4, flash["microbatches"]), 4096, 64, 4096
-    per_token = (cal.ACTIVATION_ATTENTION_BYTES * heads * s - 4.0 * heads) / 8
+    # Without dropout the scores are the softmax output alone; flash keeps a log-sum-exp per head.
+    per_token = (cal.ATTENTION_SCORE_BYTES * heads * s - 4.0 * heads) / 8
     # Stashed micro-batches: no extra layer with recompute none.
     assert standard["memory_per_gpu_gb"]["activations"] - flash["memory_per_gpu_gb"]["activations"] == pytest.approx(
         layers * in_flight * tokens * per_token / 1e9, rel=REL)
@@ -179,6 +181,76 @@ def test_flash_attention_keeps_no_score_matrix(fabric):
     selective, _, _ = run(fabric, "llama2-70b", **{**base, "recompute": "selective", "attention": "standard"})
     assert selective["memory_per_gpu_gb"]["activations"] < standard["memory_per_gpu_gb"]["activations"]
     assert selective["tflops_per_gpu"] / selective["model_tflops_per_gpu"] > 1
+
+
+# -- activation bytes of one layer ----------------------------------------------------------------
+
+SMALL_GQA = {"layers": 4, "hidden": 512, "heads": 8, "kv_heads": 2, "ffn": 1408, "vocab": 1000, "seq": 1024,
+             "gated_mlp": True, "dropout": False}
+SMALL_GPT = {"layers": 4, "hidden": 512, "heads": 8, "ffn": 2048, "vocab": 1000, "seq": 1024}
+
+
+def layer_activation_bytes(model, **plan) -> float:
+    """Activation bytes per token of one layer: one stage, one micro-batch in flight, nothing recomputed."""
+    plan = {**training.PLAN_DEFAULTS, "dp": 1, "recompute": "none", "zero": 0, **plan}
+    gb = training.memory(model, plan, 1)["activations"]
+    return gb * 1e9 / (model["layers"] * model["seq"])
+
+
+def test_a_gqa_swiglu_layer_without_dropout_stores_its_own_tensors():
+    h, hd, ffn, heads, s = 512, 64, 1408, 8, 1024
+    norms, qkv_in, mlp_in = 2 * 2 * h, 2 * h, 2 * h  # bf16 inputs of the two norms, of QKV and of the MLP
+    q, kv, out = 2 * heads * hd, 2 * 2 * 2 * hd, 2 * heads * hd  # Q, 2 KV heads of K and V, attention output
+    swiglu = 3 * 2 * ffn  # gate, up and their product
+    stored = norms + qkv_in + q + kv + out + mlp_in + swiglu
+    assert stored == 15104
+    lse = 4 * heads
+    assert layer_activation_bytes(SMALL_GQA) == pytest.approx(stored + lse, abs=1)
+    # Standard attention adds the softmax output only: no mask, no dropped-out copy.
+    assert layer_activation_bytes(SMALL_GQA, attention="standard") == pytest.approx(stored + 2 * heads * s, abs=1)
+    # TP without SP splits all but the 8 h of norm, QKV and MLP inputs; SP splits those too.
+    whole = norms + qkv_in + mlp_in
+    assert layer_activation_bytes(SMALL_GQA, tp=4) == pytest.approx(whole + (stored - whole + lse) / 4, abs=1)
+    assert layer_activation_bytes(SMALL_GQA, tp=4, sp=1) == pytest.approx((stored + lse) / 4, abs=1)
+
+
+def test_a_gpt_layer_with_dropout_matches_korthikanti():
+    h, heads, s = 512, 8, 1024
+    # Korthikanti et al. 2022, eq. 1 and 4: s b h (34 + 5 a s / h) per layer, divided by t with SP;
+    # 10 s b h of it stays whole under TP without SP.
+    assert layer_activation_bytes(SMALL_GPT, attention="standard") == pytest.approx(34 * h + 5 * heads * s, abs=1)
+    assert layer_activation_bytes(SMALL_GPT, attention="standard", tp=4, sp=1) == pytest.approx(
+        (34 * h + 5 * heads * s) / 4, abs=1)
+    assert layer_activation_bytes(SMALL_GPT, attention="standard", tp=4) == pytest.approx(
+        10 * h + (24 * h + 5 * heads * s) / 4, abs=1)
+    # The dropout masks after attention and after the MLP are 2 h of the 34 h.
+    no_dropout = {**SMALL_GPT, "dropout": False}
+    assert layer_activation_bytes(SMALL_GPT) - layer_activation_bytes(no_dropout) == pytest.approx(2 * h, abs=1)
+    # A parallel block has one norm (input 2h) whose output (2h) feeds both QKV and the MLP: 4h fewer,
+    # all of them among the 10h TP keeps whole without SP.
+    parallel = {**SMALL_GPT, "parallel_block": True}
+    assert layer_activation_bytes(SMALL_GPT) - layer_activation_bytes(parallel) == pytest.approx(4 * h, abs=1)
+    assert layer_activation_bytes(SMALL_GPT, tp=4) - layer_activation_bytes(parallel, tp=4) == pytest.approx(
+        4 * h, abs=1)
+
+
+def test_the_fuller_of_first_and_last_stage_counts_with_at_most_the_steps_micro_batches():
+    plan = {**training.PLAN_DEFAULTS, "dp": 1, "recompute": "none", "zero": 0, "pp": 2, "vp": 2}
+    per_mb = 2 * 1024 * (15104 + 4 * 8) / 1e9  # a stage's two layers of one micro-batch, GB
+
+    def held(model, m):
+        mem = training.memory(model, plan, m)
+        return mem["activations"], mem["logits"]
+
+    # Interleaved, m = 8: the first stage holds pp + (pp − 1) / vp = 2.5 micro-batches, the last
+    # 1.5 and 4 vocab bytes per token of logits (4 MB), less than the first: no logits counted.
+    assert held(SMALL_GQA, 8) == (pytest.approx(2.5 * per_mb, rel=REL), 0)
+    # m = pp: every micro-batch runs forward before the first backward, so 2, not 2.5.
+    assert held(SMALL_GQA, 2) == (pytest.approx(2 * per_mb, rel=REL), 0)
+    # A vocabulary of 100,000 makes the last stage the fuller one (410 MB of logits).
+    logits = 4 * 1024 * 100_000 / 1e9
+    assert held({**SMALL_GQA, "vocab": 100_000}, 8) == (pytest.approx(1.5 * per_mb, rel=REL),
+                                                        pytest.approx(logits, rel=REL))
 
 
 # -- experts ------------------------------------------------------------------------------------
@@ -281,7 +353,8 @@ def test_workload_file_states_every_field(tmp_path):
     file.write_text(json.dumps({"layers": 16, "hidden": 2048, "heads": 16, "kv_heads": 4, "head_dim": 128,
                                 "ffn": 8192, "vocab": 50000, "seq": 4096, "global_batch": 256, "tokens": 1e12,
                                 "gated_mlp": True, "tied_embeddings": False, "experts": 64, "top_k": 6,
-                                "shared_experts": 2, "moe_ffn": 1024, "dense_layers": 1, "precision": "bf16"}))
+                                "shared_experts": 2, "moe_ffn": 1024, "dense_layers": 1, "precision": "bf16",
+                                "dropout": False}))
     model = load_workload(file)
     assert workloads.moe_layers(model) == 15 and model["shared_experts"] == 2
     assert workloads.active_parameters(model) < workloads.parameters(model)
@@ -354,9 +427,11 @@ def test_a_parallel_block_makes_one_tp_reduction_per_pass(fabric, sp, recompute,
     m = two["microbatches"]
     assert two["exposed_tp_s"] == pytest.approx(m * reductions * layers * per_call, rel=REL)
     assert one["exposed_tp_s"] == pytest.approx(2 * two["exposed_tp_s"], rel=REL)
-    # The same FLOPs and memory: only the reductions change.
+    # The same FLOPs and parameters; fewer stored activations (one norm: see the per-layer bytes above).
     assert two["compute_s"] == pytest.approx(one["compute_s"], rel=REL)
-    assert two["memory_per_gpu_gb"] == one["memory_per_gpu_gb"]
+    for part in ("weights", "gradients", "optimizer", "logits", "overhead"):
+        assert two["memory_per_gpu_gb"][part] == one["memory_per_gpu_gb"][part]
+    assert two["memory_per_gpu_gb"]["activations"] < one["memory_per_gpu_gb"]["activations"]
 
 
 def test_parallel_block_is_a_model_field(tmp_path):

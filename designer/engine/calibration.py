@@ -135,10 +135,15 @@ MEMORY_USABLE_FRACTION = 0.95
 
 # Activation bytes per token per layer (Korthikanti et al. 2022, "Reducing activation
 # recomputation", with sequence parallelism): (34 h + 5 a s) bytes without recompute, 34 h with
-# selective recompute, 2 h (the layer input) with full recompute; all divided by TP.
+# selective recompute, 2 h (the layer input) with full recompute; all divided by TP. The 34 h and
+# 5 a s are a GPT-3 block with dropout; training.py derives the bytes of the model's own block.
 ACTIVATION_BYTES_PER_H = 34.0
-ACTIVATION_ATTENTION_BYTES = 5.0
 FULL_RECOMPUTE_BYTES_PER_H = 2.0
+# Standard (non-flash) attention keeps per head and token pair: the softmax output in bf16 (2 bytes,
+# for the softmax backward and as the AV input); with attention dropout also its 1-byte mask and the
+# dropped-out copy AV then uses (2 bytes): Korthikanti's 5 a s.
+ATTENTION_SCORE_BYTES = 2.0
+ATTENTION_DROPOUT_BYTES = 3.0
 
 # Mixed-precision Adam: bf16 weights 2 + bf16 gradients 2 + fp32 master, momentum, variance 12
 # bytes per parameter (ZeRO paper, Rajbhandari et al. 2020).

@@ -144,16 +144,25 @@ class _Shape:
         self.core_fwd = 4.0 * self.s * self.heads * self.hd * L
         self.logits_fwd = 2.0 * h * V
         self.model_flops = 3.0 * (self.dense_fwd + self.expert_fwd + self.core_fwd + self.logits_fwd)
-        # Activation bytes per token of one layer (Korthikanti et al. 2022, generalised to GQA,
-        # any FFN width and experts): the 10h that stay whole under TP without sequence
-        # parallelism, and the rest, which TP splits.
+        # Activation bytes per token of one layer (Korthikanti et al. 2022's count, generalised to
+        # the model's block): each norm's input (2 × 2h), the QKV input (2h), Q (2 heads·hd), K and
+        # V (2 × 2 kv·hd), the attention output that is the projection's input (2 heads·hd), the
+        # MLP input (2h), and the MLP's stored tensors: GELU input and output (2 × 2 ffn) or a fused
+        # SwiGLU's gate and up (2 × 2 ffn) and product (2 ffn). With dropout (GPT-style blocks) a
+        # 1-byte mask after attention and after the MLP; Llama-style blocks have none. Experts add
+        # the routed copies of each token. Norm inputs, QKV and MLP inputs and the masks stay whole
+        # under TP without sequence parallelism; TP splits the rest. A parallel block has one norm
+        # whose output is both the QKV and the MLP input: 4h fewer.
+        self.dropout = model.get("dropout", True)
+        masks = 2 * h if self.dropout else 0
         gate = 6 if model.get("gated_mlp") else 4
-        attention_bytes = 3 * h + 4 * self.heads * self.hd + 4 * self.kv * self.hd
-        dense_bytes = 4 * h + attention_bytes + 3 * h + gate * model["ffn"]
-        moe_bytes = (4 * h + attention_bytes + 3 * h + 2 * h * self.top_k
-                     + gate * self.moe_ffn * (self.top_k + model.get("shared_experts", 0)))
+        norms_and_inputs = 4 * h if self.parallel_block else 8 * h
+        attention_bytes = 4 * self.heads * self.hd + 4 * self.kv * self.hd
+        dense_bytes = norms_and_inputs + attention_bytes + gate * model["ffn"] + masks
+        moe_bytes = (norms_and_inputs + attention_bytes + 2 * h * self.top_k
+                     + gate * self.moe_ffn * (self.top_k + model.get("shared_experts", 0)) + masks)
         self.layer_bytes = (self.L_dense * dense_bytes + self.L_moe * moe_bytes) / L
-        self.whole_bytes = 10.0 * h
+        self.whole_bytes = norms_and_inputs + masks
 
 
 def flops_per_token(model: dict, passes: float) -> float:
@@ -195,7 +204,8 @@ def _memory(model: dict, plan: dict, m: int, shape: _Shape, overhead_gb: float) 
     split = (shape.layer_bytes - shape.whole_bytes) / tp
     whole = shape.whole_bytes / tp if plan["sp"] else shape.whole_bytes
     if plan["attention"] == "standard":
-        scores = cal.ACTIVATION_ATTENTION_BYTES * shape.heads * (shape.s / cp) / tp  # the s × s score matrices
+        per_pair = cal.ATTENTION_SCORE_BYTES + (cal.ATTENTION_DROPOUT_BYTES if shape.dropout else 0.0)
+        scores = per_pair * shape.heads * (shape.s / cp) / tp  # the s × s score matrices
     else:
         scores = 4.0 * shape.heads / tp  # flash keeps one fp32 log-sum-exp per head
     full_layer = tokens * (whole + split + scores)
@@ -204,9 +214,20 @@ def _memory(model: dict, plan: dict, m: int, shape: _Shape, overhead_gb: float) 
     if plan["attention"] == "flash" and plan["recompute"] == "selective":
         per_layer = full_layer  # nothing left to recompute: flash already keeps no scores
     layers_per_stage = math.ceil(shape.L / pp)
-    in_flight = min(pp, m) * ((1 + (pp - 1) / (pp * vp)) if vp > 1 else 1.0)
-    activations = layers_per_stage * in_flight * per_layer + (full_layer if plan["recompute"] != "none" else 0.0)
+    recomputing = full_layer if plan["recompute"] != "none" else 0.0
+
+    def stage(in_flight: float) -> float:  # a stage holding `in_flight` micro-batches of its layers
+        return layers_per_stage * min(m, in_flight) * per_layer + recomputing
+
+    # Micro-batches a stage holds at its peak (Megatron's schedules.py): 1F1B warms the first stage
+    # up with pp, the last with none; interleaving warms stage r up with 2 (pp − 1 − r) + (vp − 1) pp
+    # chunk passes, plus the one running: pp ± (pp − 1) / vp whole stages on the first and last. Never
+    # more than the step's m (with m ≤ pp all of them run forward before the first backward).
+    first = stage(pp + (pp - 1) / vp if vp > 1 else pp)
+    last = stage(pp - (pp - 1) / vp if vp > 1 else 1)
     logits = 4.0 * tokens * shape.V / tp
+    # The first stage holds the most activations, the last also the logits: the fuller of the two.
+    activations, logits = (last, logits) if last + logits >= first else (first, 0.0)
     gb = 1e9
     out = {"weights": weights / gb, "gradients": grads / gb, "optimizer": optim / gb,
            "activations": activations / gb, "logits": logits / gb, "overhead": overhead_gb}

@@ -30,6 +30,9 @@ class ModelFieldError(WorkloadError):
 # "Workload presets"); tokens = the training run's token count, global_batch in sequences.
 # Mixture-of-experts fields: `experts` routed experts of width `moe_ffn` in every layer after the
 # first `dense_layers`, each token sent to `top_k` of them plus `shared_experts` always-on ones.
+# `dropout` (default true, as in GPT-3, OPT and Megatron's runs) adds dropout masks to the stored
+# activations; the Llama, Mixtral, DeepSeek and PaLM presets pre-train without dropout (PaLM section
+# 5; the others' released code and configurations have none or set it to 0).
 PRESETS: dict[str, dict] = {
     # Brown et al. 2020, Table 2.1 (batch 3.2M tokens = 1536 × 2048).
     "gpt3-175b": {"layers": 96, "hidden": 12288, "heads": 96, "ffn": 49152, "vocab": 50257, "seq": 2048,
@@ -43,34 +46,35 @@ PRESETS: dict[str, dict] = {
                     "global_batch": 3072, "tokens": 450e9},
     # Touvron et al. 2023 (Llama 2): 4M-token batches, 2T tokens, GQA with 8 KV heads.
     "llama2-70b": {"layers": 80, "hidden": 8192, "heads": 64, "kv_heads": 8, "ffn": 28672, "vocab": 32000,
-                   "seq": 4096, "global_batch": 1024, "tokens": 2e12, "gated_mlp": True},
+                   "seq": 4096, "global_batch": 1024, "tokens": 2e12, "gated_mlp": True, "dropout": False},
     # Llama 3 herd paper (Dubey et al. 2024, arXiv:2407.21783) Table 3: 8B 32 layers, 4096 wide,
     # 32 heads, 8 KV heads, FFN 14336, vocabulary 128,256, untied embeddings, 8K context, 15T
     # tokens. Batch: 4M tokens (512 × 8192) is this preset's assumption (the paper states the
     # 405B schedule only).
     "llama3-8b": {"layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn": 14336, "vocab": 128256,
-                  "seq": 8192, "global_batch": 512, "tokens": 15e12, "gated_mlp": True, "tied_embeddings": False},
+                  "seq": 8192, "global_batch": 512, "tokens": 15e12, "gated_mlp": True, "tied_embeddings": False,
+                  "dropout": False},
     # Same table: 70B 80 layers, 8192 wide, 64 heads, 8 KV heads, FFN 28672; batch as for 8B.
     "llama3-70b": {"layers": 80, "hidden": 8192, "heads": 64, "kv_heads": 8, "ffn": 28672, "vocab": 128256,
                    "seq": 8192, "global_batch": 512, "tokens": 15e12, "gated_mlp": True,
-                   "tied_embeddings": False},
+                   "tied_embeddings": False, "dropout": False},
     # Same table: 405B 126 layers, 16384 wide, 128 heads, 8 KV heads, FFN 53248; 16M-token
     # batches at 8K (section 3.4.1), 15.6T tokens.
     "llama3-405b": {"layers": 126, "hidden": 16384, "heads": 128, "kv_heads": 8, "ffn": 53248, "vocab": 128256,
                     "seq": 8192, "global_batch": 2048, "tokens": 15.6e12, "gated_mlp": True,
-                    "tied_embeddings": False},
+                    "tied_embeddings": False, "dropout": False},
     # The 405B long-context stage (section 3.4.2 and Table 4): 128K sequences, 16M-token batches
     # (128 × 131072), about 800B tokens; Meta ran it with context parallelism 16.
     "llama3-405b-128k": {"layers": 126, "hidden": 16384, "heads": 128, "kv_heads": 8, "ffn": 53248,
                          "vocab": 128256, "seq": 131072, "global_batch": 128, "tokens": 800e9, "gated_mlp": True,
-                         "tied_embeddings": False},
+                         "tied_embeddings": False, "dropout": False},
     # Mixtral 8x7B (Jiang et al. 2024, arXiv:2401.04088, Table 1): 32 layers, 4096 wide, 32 heads,
     # 8 KV heads, 8 experts of FFN 14336, top-2, vocabulary 32,000, 32K context; 46.7B parameters,
     # 12.9B active. The paper gives no batch or token count: 4M-token batches (128 × 32768) and
     # 1T tokens are this preset's assumptions.
     "mixtral-8x7b": {"layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn": 14336, "vocab": 32000,
                      "seq": 32768, "global_batch": 128, "tokens": 1e12, "gated_mlp": True,
-                     "tied_embeddings": False, "experts": 8, "top_k": 2, "moe_ffn": 14336},
+                     "tied_embeddings": False, "experts": 8, "top_k": 2, "moe_ffn": 14336, "dropout": False},
     # DeepSeek-V3 (arXiv:2412.19437, section 4.2): 61 layers, 7168 wide, 128 heads of 128, the
     # first 3 layers dense (FFN 18432), then 1 shared + 256 routed experts of width 2048, top-8,
     # vocabulary 129,280, 4K sequences, batch ramped to 15,360 sequences, 14.8T tokens; 671B
@@ -80,13 +84,13 @@ PRESETS: dict[str, dict] = {
     "deepseek-v3": {"layers": 61, "hidden": 7168, "heads": 128, "kv_heads": 1, "head_dim": 128, "ffn": 18432,
                     "vocab": 129280, "seq": 4096, "global_batch": 15360, "tokens": 14.8e12, "gated_mlp": True,
                     "tied_embeddings": False, "experts": 256, "top_k": 8, "shared_experts": 1, "moe_ffn": 2048,
-                    "dense_layers": 3},
+                    "dense_layers": 3, "dropout": False},
     # PaLM (Chowdhery et al. 2022, arXiv:2204.02311, Table 1): 540B 118 layers, 18432 wide, 48
     # heads of 256, multi-query attention (one KV head), SwiGLU FFN 4 × 18432, shared embeddings,
     # vocabulary 256K; batch ramped to 2048 × 2048, 780B tokens.
     "palm-540b": {"layers": 118, "hidden": 18432, "heads": 48, "kv_heads": 1, "head_dim": 256, "ffn": 73728,
                   "vocab": 256000, "seq": 2048, "global_batch": 2048, "tokens": 780e9, "gated_mlp": True,
-                  "parallel_block": True},
+                  "parallel_block": True, "dropout": False},
 }
 
 

@@ -133,6 +133,7 @@ MODEL = {
                        "x-expected": "a parameter count above 0 and at most 1e16"},
         "gated_mlp": {"type": "boolean"},
         "parallel_block": {"type": "boolean"},
+        "dropout": {"type": "boolean"},
         "tied_embeddings": {"type": "boolean"},
         "precision": {"enum": list(PRECISIONS)},
     },
