@@ -198,7 +198,10 @@ class DesignView(QGraphicsView):
     def _item_at(self, pos) -> QGraphicsItem | None:
         """The item under a view point; labels lie over their boxes but are never what is hit."""
         labels = self.scene().labels
-        return next((item for item in self.items(pos) if item.topLevelItem() is not labels), None)
+        # Not item.topLevelItem(): PySide makes the item it returns a Python child of the caller, so
+        # the label layer would become a child of a plate and be let go, with every label, when that
+        # plate is deleted.
+        return next((item for item in self.items(pos) if not labels.isAncestorOf(item)), None)
 
     def _node_of(self, item) -> NodeItem | None:
         while item is not None and not isinstance(item, NodeItem):
