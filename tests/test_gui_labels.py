@@ -100,7 +100,6 @@ def test_labels_follow_moves_renames_and_summary_cards(make_window, qtbot):
     assert server.plate.isVisible() and server._card_title.isVisible() and not server._title.isVisible()
 
 
-
 def test_dragging_by_a_label_then_opening_another_design_leaves_the_new_labels_alive(make_window, qtbot):
     """A press over a label looks up the box under it (the label layer must stay the labels'
     holder); the design then replaced, its old labels go and the new design's stay: renaming each
