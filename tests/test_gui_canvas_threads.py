@@ -60,14 +60,15 @@ def test_a_canvas_built_while_painting_is_held_paints_every_item_beside_a_busy_p
 
 
 def test_text_added_to_an_item_already_on_the_canvas(make_window):
-    """Child text is made by Qt and then moved under its node (the case that crashed when the
-    child moved straight from Qt's scene to the canvas)."""
+    """Child text is made by Qt and then moved under its node's label plate (the case that crashed
+    when the child moved straight from Qt's scene to the canvas)."""
     window = make_window()
     scene = window.scene
     node = NodeItem("x", "accelerator", "GPU 7")
     scene.addItem(node)
+    node.join_labels(scene.labels)
     node.set_values("GPU 7", "H100 SXM", 1)
-    texts = [c for c in node.childItems() if hasattr(c, "text")]
+    texts = [c for c in node.plate.childItems() if hasattr(c, "text")]
     assert sorted(t.text() for t in texts) == ["GPU 7", "H100 SXM"]
     assert all(t.scene() is scene for t in texts)
     scene.removeItem(node)
@@ -93,7 +94,7 @@ def test_switching_text_off_on_a_big_canvas_runs_in_slices_and_paints_once(make_
     assert False in painting_while_switching  # the timer ran between slices, while held
     links = list(scene.link_items.values())
     assert all(not link.detail for link in links)
-    assert all(not c.isVisible() for n in scene.nodes.values() for c in n.childItems() if hasattr(c, "text"))
+    assert all(not c.isVisible() for n in scene.nodes.values() for c in n.plate.childItems() if hasattr(c, "text"))
 
 
 class _Poster(QObject):
@@ -135,4 +136,4 @@ def test_an_export_right_after_a_zoom_shows_every_item_in_the_new_style(make_win
         pass
     assert not scene.jobs.holding
     assert all(link.detail for link in scene.link_items.values())
-    assert all(c.isVisible() for n in scene.nodes.values() for c in n.childItems() if hasattr(c, "text"))
+    assert all(c.isVisible() for n in scene.nodes.values() for c in n.plate.childItems() if hasattr(c, "text"))

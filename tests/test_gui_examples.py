@@ -64,7 +64,7 @@ def readable_labels(window, min_px: float = 9.0) -> list[str]:
     for node in window.scene.nodes.values():
         if not node.isVisible():
             continue
-        for child in node.childItems():
+        for child in node.plate.childItems():
             if isinstance(child, QGraphicsSimpleTextItem) and child.isVisible() and child.text():
                 if view.mapFromScene(child.mapToScene(child.boundingRect())).boundingRect().height() >= min_px:
                     out.append(child.text())

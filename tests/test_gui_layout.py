@@ -46,7 +46,7 @@ def drawn_overlaps(scene) -> list[tuple[str, str]]:
 
 
 def shown_texts(node: NodeItem) -> list[str]:
-    return [c.text() for c in node.childItems() if isinstance(c, QGraphicsSimpleTextItem) and c.isVisible()]
+    return [c.text() for c in node.plate.childItems() if isinstance(c, QGraphicsSimpleTextItem) and c.isVisible()]
 
 
 def positions(design: Design) -> dict:
@@ -129,7 +129,7 @@ def test_containers_too_small_to_read_show_a_summary_card_until_zoomed_in(big_wi
     assert busiest.startswith("busiest link ") and busiest.endswith("%")
     assert not any(child.isVisible() for child in su.childItems() if isinstance(child, NodeItem))
     # The card's text is drawn at its natural size on screen, whatever the zoom.
-    text = next(c for c in su.childItems() if isinstance(c, QGraphicsSimpleTextItem) and c.isVisible())
+    text = next(c for c in su.plate.childItems() if isinstance(c, QGraphicsSimpleTextItem) and c.isVisible())
     on_screen = window.view.mapFromScene(text.mapToScene(text.boundingRect())).boundingRect()
     assert on_screen.height() >= 9
     # Links that end inside the card are drawn to the card.

@@ -69,13 +69,28 @@ def _plain_child(parent: QGraphicsItem, text: bool) -> QGraphicsItem:
     child = _factory.addSimpleText("") if text else _factory.addPath(QPainterPath())
     _factory.removeItem(child)  # first: setParentItem() across two scenes segfaults
     child.setParentItem(parent)
+    child.setAcceptedMouseButtons(Qt.MouseButton.NoButton)  # a click on a label is a click on its box
     return child
 
 
+def label_layer() -> QGraphicsItem:
+    """The top-level item that holds every box's label plate, above every link (`LABEL_Z`)."""
+    layer = QGraphicsPathItem()
+    layer.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents)
+    layer.setZValue(LABEL_Z)
+    return layer
+
+
 # Leaves and summary cards stack over the links beside them (links 5, a selected or bottleneck link
-# 6): a link passing a box goes behind it and never over its label. Open containers stay under the
-# links, which run over their backgrounds to the contents.
+# 6): a link passing a box goes behind it. Open containers stay under the links, which run over
+# their backgrounds to the contents.
 BOX_Z = 7
+# A link still crosses the boxes it runs to: into a container over its header, or over leaves of
+# a container it passes. So each box's texts lie on a plate of the box's colour in a layer of their
+# own above every link: the plates mirror the boxes' tree (a child's plate is a child of its
+# parent's plate, placed where the child is), so a move carries the labels along as it carries
+# the contents.
+LABEL_Z = 10
 _NODE_FLAGS = QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
 # A container encloses its contents (their links too), so Qt may skip a container off screen
 # without visiting its contents, on every paint and every look-up of what lies under a point.
@@ -83,7 +98,7 @@ _CONTAINER_FLAGS = _NODE_FLAGS | QGraphicsItem.GraphicsItemFlag.ItemContainsChil
 
 
 class NodeItem(QGraphicsPathItem):
-    """A design item: a rounded box with its name (and part) as child text items.
+    """A design item: a rounded box with its name (and part) as text items on its label plate.
 
     Nothing here overrides paint/boundingRect/shape: Qt draws these items in C++ without taking
     Python's GIL, so the canvas repaints smoothly while the engine evaluates on its thread.
@@ -104,7 +119,14 @@ class NodeItem(QGraphicsPathItem):
         self.setPen(_GROUP_PEN if kind == "group" else _PENS[kind])
         if not self.container:
             self.setZValue(BOX_Z)
-        self._title = _plain_child(self, text=True)
+        # Made from Python, unlike the texts on it: Qt tells PySide when it deletes a Python-made item,
+        # so the texts' wrappers are let go with it (a Qt-made parent deleted by Qt leaves them
+        # dangling). Staged with the box, so its first paint does not wait for the GIL either.
+        self.plate = QGraphicsPathItem()
+        self.plate.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        self.plate.setBrush(_BRUSHES[kind])
+        self.plate.setPen(QPen(Qt.PenStyle.NoPen))
+        self._title = _plain_child(self.plate, text=True)
         self._title.setFont(font("header" if self.container else "leaf"))
         self._title.setBrush(_TEXT_BRUSH)
         self._sub: QGraphicsSimpleTextItem | None = None
@@ -120,7 +142,7 @@ class NodeItem(QGraphicsPathItem):
         self.refresh_text()
 
     def _add_part_text(self) -> None:
-        self._sub = _plain_child(self, text=True)
+        self._sub = _plain_child(self.plate, text=True)
         self._sub.setFont(font("leafpart"))
         self._sub.setBrush(_DIM_TEXT_BRUSH)
 
@@ -172,10 +194,10 @@ class NodeItem(QGraphicsPathItem):
                 badge_w = QFontMetricsF(font("badge")).horizontalAdvance(text) + 12
                 box = QRectF(rect.right() - badge_w - 6, rect.top() + 3, badge_w, HEADER_H - 6)
                 if self._badge is None:
-                    self._badge = _plain_child(self, text=False)
+                    self._badge = _plain_child(self.plate, text=False)
                     self._badge.setBrush(_BADGE_BRUSH)
                     self._badge.setPen(QPen(Qt.PenStyle.NoPen))
-                    self._badge_text = _plain_child(self, text=True)
+                    self._badge_text = _plain_child(self.plate, text=True)
                     self._badge_text.setFont(font("badge"))
                     self._badge_text.setBrush(_BADGE_TEXT_BRUSH)
                 self._badge.setPath(_rounded(box, 7))
@@ -199,6 +221,35 @@ class NodeItem(QGraphicsPathItem):
                 sb = self._sub.boundingRect()
                 self._sub.setPos(inner.center().x() - sb.width() / 2,
                                  inner.center().y() + (inner.height() / 2 - sb.height()) / 2)
+        self._shape_plate()
+
+    def _shape_plate(self) -> None:
+        """The plate under the texts shown: a link passing under them is hidden, not drawn across."""
+        texts = [self._card_title, self._card_text] if self.card else (
+            [self._title, self._sub] if self._text_on else [])
+        box = QRectF()
+        for text in texts:
+            if text is not None and text.text():
+                box = box.united(text.mapRectToParent(text.boundingRect()))
+        self.plate.setPath(_rounded(box.adjusted(-2, -1, 2, 1), 3) if not box.isNull() else QPainterPath())
+
+    # The plate follows the box: these are the only ways the canvas places or shows a box.
+    def setPos(self, *pos) -> None:
+        super().setPos(*pos)
+        self.plate.setPos(self.pos())
+
+    def setVisible(self, visible: bool) -> None:
+        super().setVisible(visible)
+        self.plate.setVisible(visible)
+
+    def join_labels(self, holder: QGraphicsItem | None) -> None:
+        if holder is None:
+            if self.plate.scene() is not None:
+                self.plate.scene().removeItem(self.plate)
+            return
+        if self.plate.scene() not in (None, holder.scene()):
+            self.plate.scene().removeItem(self.plate)  # setParentItem() across two scenes segfaults
+        self.plate.setParentItem(holder)
 
     def set_values(self, label: str, part_name: str, count: int) -> None:
         if (label, part_name, count) != (self.label, self.part_name, self.count):
@@ -215,6 +266,7 @@ class NodeItem(QGraphicsPathItem):
                 child.setVisible(shown)
         if self._badge is not None:
             self._badge.setVisible(not self.card)
+        self._shape_plate()
 
     # --- summary card: a container too small on screen to show its contents ----------------------
     def set_card(self, on: bool, contents_changed: bool = False) -> None:
@@ -237,10 +289,10 @@ class NodeItem(QGraphicsPathItem):
         """The summary at a constant size on screen (`scale`: the view's zoom), elided to the box
         and with as many detail lines as fit."""
         if self._card_title is None:
-            self._card_title = _plain_child(self, text=True)
+            self._card_title = _plain_child(self.plate, text=True)
             self._card_title.setFont(font("header"))
             self._card_title.setBrush(_TEXT_BRUSH)
-            self._card_text = _plain_child(self, text=True)
+            self._card_text = _plain_child(self.plate, text=True)
             self._card_text.setFont(font("card"))
             self._card_text.setBrush(_TEXT_BRUSH)
         pad = 6.0
@@ -254,6 +306,7 @@ class NodeItem(QGraphicsPathItem):
             child.setScale(1 / scale)
             child.setPos(self._rect.left() + pad / scale, self._rect.top() + (pad / 2 + dy) / scale)
             child.setVisible(self.card)
+        self._shape_plate()
 
     def fit_to_children(self) -> bool:
         """Grow or shrink around the contents; returns True if the rect changed."""

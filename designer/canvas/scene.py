@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QGraphicsScene, QToolTip
 
 from designer.canvas import colors, tooltips
 from designer.canvas.interactions import Interactions
-from designer.canvas.items import LinkItem, NodeItem, common_ancestor, link_line
+from designer.canvas.items import LinkItem, NodeItem, common_ancestor, label_layer, link_line
 from designer.canvas.jobs import SlicedJobs
 from designer.document.document import Change, Document
 from designer.engine import views
@@ -80,6 +80,8 @@ class DesignScene(QGraphicsScene):
         # Items and links selected though a summary card hides them (Qt selects only what is shown):
         # they stay selected while a card holding them is.
         self._hidden_selection: set = set()
+        self.labels = label_layer()  # every box's label plate, above the links (items.LABEL_Z)
+        self.addItem(self.labels)
         document.changed.connect(self.on_changed)
         self.selectionChanged.connect(self._on_selection_look)
         self.rebuild()
@@ -99,7 +101,8 @@ class DesignScene(QGraphicsScene):
         self.jobs.stop("look")
         self._looks = set()  # the old items go, selected look and all
         self.clearSelection()
-        self._discard([i for i in (*self.nodes.values(), *self.link_items.values()) if i.parentItem() is None])
+        top_level = [i for i in (*self.nodes.values(), *self.link_items.values()) if i.parentItem() is None]
+        self._discard(top_level + [i.plate for i in top_level if isinstance(i, NodeItem)])
         self.nodes.clear()
         self.link_items.clear()
         self.links_by_item.clear()
@@ -166,7 +169,9 @@ class DesignScene(QGraphicsScene):
         if not self.detail:
             node.set_text_visible(False)
         self.nodes[item.id] = node
-        self._stage_item(node, self.nodes.get(item.parent) if item.parent else None)
+        parent = self.nodes.get(item.parent) if item.parent else None
+        self._stage_item(node, parent)
+        self._stage_item(node.plate, parent.plate if parent is not None else self.labels)
         return node
 
     def _stage_item(self, item, parent) -> None:
@@ -283,6 +288,7 @@ class DesignScene(QGraphicsScene):
                 if isinstance(old_parent, NodeItem):
                     refit.add(old_parent.item_id)
                 node.setParentItem(new_parent)
+                node.join_labels(new_parent.plate if new_parent is not None else self.labels)
                 if new_parent is None and node.scene() is not self:
                     self.addItem(node)
                 geometry = True
@@ -310,6 +316,7 @@ class DesignScene(QGraphicsScene):
                     node.setParentItem(None)
                 if parent is None or parent.item_id not in change.items_removed:
                     self.removeItem(node)
+                    node.join_labels(None)
             self.links_by_item.pop(item_id, None)
         for link_id in change.links_added:
             link = design.links.get(link_id)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QLineF, QPoint, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QLinearGradient, QPainter, QPen
-from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsView, QInputDialog, QLineEdit
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsLineItem, QGraphicsView, QInputDialog, QLineEdit
 
 from designer.canvas import colors
 from designer.canvas.interactions import PART_MIME
@@ -101,7 +101,7 @@ class DesignView(QGraphicsView):
         if self._rename_editor is not None:
             self._finish_rename(commit=True)
         pos = event.position().toPoint()
-        item = self.itemAt(pos)
+        item = self._item_at(pos)
         node = self._node_of(item)
         mods = event.modifiers()
         if event.button() == Qt.MouseButton.MiddleButton or (
@@ -171,7 +171,7 @@ class DesignView(QGraphicsView):
         self.setDragMode(QGraphicsView.DragMode.NoDrag)
 
     def mouseDoubleClickEvent(self, event) -> None:
-        node = self._node_of(self.itemAt(event.position().toPoint()))
+        node = self._node_of(self._item_at(event.position().toPoint()))
         if node is not None:
             self.start_rename(node.item_id)
             event.accept()
@@ -182,7 +182,7 @@ class DesignView(QGraphicsView):
         """Right-click: the edit actions for the item under the cursor (selecting it first)."""
         from PySide6.QtWidgets import QMenu
 
-        item = self.itemAt(event.pos())
+        item = self._item_at(event.pos())
         target = self._node_of(item) or (item if isinstance(item, LinkItem) else None)
         if target is not None and not target.isSelected():
             self.scene().clearSelection()
@@ -194,6 +194,14 @@ class DesignView(QGraphicsView):
         for action in actions:
             menu.addAction(action)
         menu.exec(event.globalPos())
+
+    def _item_at(self, pos) -> QGraphicsItem | None:
+        """The item under a view point; labels lie over their boxes but are never what is hit."""
+        labels = self.scene().labels
+        # Not item.topLevelItem(): PySide makes the item it returns a Python child of the caller, so
+        # the label layer would become a child of a plate and be let go, with every label, when that
+        # plate is deleted.
+        return next((item for item in self.items(pos) if not labels.isAncestorOf(item)), None)
 
     def _node_of(self, item) -> NodeItem | None:
         while item is not None and not isinstance(item, NodeItem):
