@@ -780,12 +780,10 @@ class DesignScene(QGraphicsScene):
             try:
                 if element.isVisible() or element.scene() is not self:
                     continue
-                parent = element.parentItem()
-                while parent is not None and not parent.isSelected():
-                    parent = parent.parentItem()
+                held = _inside_selected(element)
             except RuntimeError:  # already deleted
                 continue
-            if parent is not None:
+            if held:
                 kept.append(element)
         self._hidden_selection = set(kept)
         return kept
@@ -797,13 +795,11 @@ class DesignScene(QGraphicsScene):
             try:
                 if not element.isVisible():
                     continue
-                parent = element.parentItem()
-                while parent is not None and not parent.isSelected():
-                    parent = parent.parentItem()
+                held = _inside_selected(element)
             except RuntimeError:  # already deleted
                 continue
             self._hidden_selection.discard(element)
-            if parent is not None:
+            if held:
                 shown.append(element)
         if not shown:
             return
@@ -820,3 +816,11 @@ class DesignScene(QGraphicsScene):
             if isinstance(item, NodeItem) and item not in exclude:
                 return item
         return None
+
+
+def _inside_selected(element) -> bool:
+    """Whether a container around the element (at any depth) is selected."""
+    parent = element.parentItem()
+    while parent is not None and not parent.isSelected():
+        parent = parent.parentItem()
+    return parent is not None

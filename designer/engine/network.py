@@ -34,7 +34,7 @@ import numpy as np
 from designer.engine import calibration as cal
 from designer.engine.inventory import multiplicities
 from designer.model.catalog import Catalog
-from designer.model.design import Design, _topology_key
+from designer.model.design import Design
 from designer.engine.result import rounded
 
 SCALE_UP, SCALE_OUT, HOST = "scale-up", "scale-out", "host"
@@ -200,29 +200,13 @@ def _stray_accelerators(design: Design, chains: dict) -> set[str]:
 
 
 def _accelerators_in_order(design: Design, chains: dict, stray: set[str]) -> list:
-    """`[i for i in design.ordered_items() if i.kind == "accelerator" and i.id not in stray]`,
-    visiting only the items that hold one (filtering siblings before their stable sort keeps their
-    order)."""
-    items = design.items
+    """The design's accelerators outside `stray` in topology order, visiting only the items that
+    hold one."""
     holding: set = set()
-    for item in items.values():
+    for item in design.items.values():
         if item.kind == "accelerator" and item.id not in stray:
             holding.update(chains[item.id])
-    index: dict = {}
-    for item in items.values():
-        if item.id in holding:
-            index.setdefault(item.parent, []).append(item)
-    out: list = []
-    stack = [iter(sorted(index.get(None, []), key=_topology_key))]
-    while stack:
-        child = next(stack[-1], None)
-        if child is None:
-            stack.pop()
-            continue
-        if child.kind == "accelerator":
-            out.append(child)
-        stack.append(iter(sorted(index.get(child.id, []), key=_topology_key)))
-    return out
+    return [item for item in design.ordered_items(holding) if item.kind == "accelerator"]
 
 
 def _link_roles(design: Design, links: list[LinkInfo], chains: dict) -> np.ndarray:

@@ -296,9 +296,14 @@ class Design:
             graph.add_edge(link.a, link.b, key=link.id, link=link)
         return graph
 
-    def ordered_items(self) -> list[Item]:
-        """Items in topology order: depth first through containment, siblings in natural id order."""
-        index = self.children_index()
+    def ordered_items(self, within: set[str] | None = None) -> list[Item]:
+        """Items in topology order: depth first through containment, siblings in natural id order.
+        `within`: visit only these ids (a set closed under parents), in the order they hold in the
+        whole design (filtering siblings before their stable sort keeps their order)."""
+        index: dict[str | None, list[Item]] = {}
+        for item in self.items.values():
+            if within is None or item.id in within:
+                index.setdefault(item.parent, []).append(item)
         out: list[Item] = []
         stack = [iter(sorted(index.get(None, []), key=_topology_key))]
         while stack:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGridLayout, QGroupBox, QLabel, QScrollArea,
+from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QGridLayout, QGroupBox, QLabel, QScrollArea,
                                QVBoxLayout, QWidget)
 
 from designer.canvas import colors
@@ -18,6 +18,7 @@ from designer.engine.result import Result
 from designer.engine.summary import unpriced_text
 from designer.ui.results import plotstyle
 from designer.ui.results.formatting import NOT_COMPUTED
+from designer.ui.results.figures import figures_form
 from designer.ui.results.placeholder import Placeholder
 
 FIGURES = (("capital_usd", "Capital cost"), ("yearly_usd", "Yearly cost"),
@@ -174,18 +175,7 @@ class CostTab:
         self.message_page = self.plot_page
         v.addWidget(self.plot_page)
 
-        figures = QWidget()
-        form = QFormLayout(figures)
-        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
-        form.setHorizontalSpacing(14)
-        form.setVerticalSpacing(3)
-        self.labels: dict[str, QLabel] = {}
-        for key, text in FIGURES:
-            label = QLabel(NOT_COMPUTED)
-            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            label.setWordWrap(True)
-            form.addRow(text + ":", label)
-            self.labels[key] = label
+        figures, self.labels = figures_form(FIGURES)
         self.labels["not_counted"].setText(NOT_COUNTED)
         v.addWidget(figures)
         self.assumptions = AssumptionsForm()

@@ -89,3 +89,15 @@ def bar(color: str) -> pg.BarGraphItem:
     """One horizontal bar segment at y = 0, empty until `setOpts(x0=…, width=…)`."""
     return pg.BarGraphItem(x0=[0], y=[0], height=[0.7], width=[0], brush=color,
                            pen=pg.mkPen(colors.CANVAS_BACKGROUND, width=1))
+
+
+def stacked_bars(plot: pg.PlotItem, legend: pg.LegendItem, parts, palette) -> dict[str, pg.BarGraphItem]:
+    """One bar segment per (key, text, colour key) of `parts`, on `plot` and named in `legend`,
+    coloured from `palette`; by key."""
+    bars: dict[str, pg.BarGraphItem] = {}
+    for key, text, color in parts:
+        item = bar(palette[color])
+        plot.addItem(item)
+        legend.addItem(item, text)
+        bars[key] = item
+    return bars

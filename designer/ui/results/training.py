@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from designer.canvas import colors
 from designer.engine.result import Result
@@ -13,6 +12,7 @@ from designer.engine.summary import format_value
 from designer.ui.results import plotstyle
 from designer.ui.results.formatting import (NOT_COMPUTED, count, fits_text, memory_text, overlap_text,
                                            plan_text, si)
+from designer.ui.results.figures import figures_form
 from designer.ui.results.placeholder import Placeholder
 from designer.ui.results.workload import WorkloadForm
 
@@ -38,7 +38,6 @@ class TrainingTab:
     subject = "Training step"
 
     def __init__(self) -> None:
-        self.bars: dict[str, pg.BarGraphItem] = {}
         page = QWidget()
         v = QVBoxLayout(page)
         v.setContentsMargins(0, 4, 0, 0)
@@ -53,11 +52,7 @@ class TrainingTab:
         self.step_plot.setYRange(-0.5, 0.5, padding=0)
         self.step_plot.setMouseEnabled(x=False, y=False)
         legend = plotstyle.outside_legend(view, row=1, columns=3)
-        for key, text, color in STEP_PARTS:
-            item = plotstyle.bar(colors.STEP_PART[color])
-            self.step_plot.addItem(item)
-            legend.addItem(item, text)
-            self.bars[key] = item
+        self.bars = plotstyle.stacked_bars(self.step_plot, legend, STEP_PARTS, colors.STEP_PART)
         view.setMinimumHeight(240)
         view.setMaximumHeight(320)
         self.view = view
@@ -65,18 +60,7 @@ class TrainingTab:
         self.message_page = self.plot_page
         v.addWidget(self.plot_page)
 
-        figures = QWidget()
-        form = QFormLayout(figures)
-        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
-        form.setHorizontalSpacing(14)
-        form.setVerticalSpacing(3)
-        self.labels: dict[str, QLabel] = {}
-        for key, text in FIGURES:
-            label = QLabel(NOT_COMPUTED)
-            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            label.setWordWrap(True)
-            form.addRow(text + ":", label)
-            self.labels[key] = label
+        figures, self.labels = figures_form(FIGURES)
         v.addWidget(figures)
         v.addStretch(1)
         self.page = page

@@ -28,7 +28,6 @@ class UtilizationTab:
     def __init__(self) -> None:
         self._result: Result | None = None
         self.tier_curves: dict[str, pg.PlotDataItem] = {}
-        self.gpu_bars: dict[str, pg.BarGraphItem] = {}
         page = QWidget()
         v = QVBoxLayout(page)
         v.setContentsMargins(0, 4, 0, 0)
@@ -59,11 +58,7 @@ class UtilizationTab:
         self.gpu_plot.setYRange(-0.5, 0.5, padding=0)
         self.gpu_plot.setMouseEnabled(x=False, y=False)
         gpu_legend = plotstyle.outside_legend(view, row=3, columns=3)
-        for key, text, color in GPU_STEP_PARTS:
-            item = plotstyle.bar(colors.STEP_PART[color])
-            self.gpu_plot.addItem(item)
-            gpu_legend.addItem(item, text)
-            self.gpu_bars[key] = item
+        self.gpu_bars = plotstyle.stacked_bars(self.gpu_plot, gpu_legend, GPU_STEP_PARTS, colors.STEP_PART)
         view.ci.layout.setRowStretchFactor(0, 3)
         view.ci.layout.setRowStretchFactor(2, 1)
         self.view = view
