@@ -229,7 +229,7 @@ def cmd_examples(args) -> int:
     print(f"{'example':<{width}}  {'accelerators':>12}  {'peak BF16':>12}  {'pooled memory':>13}  name")
     for r in rows:
         print(f"{r['id']:<{width}}  {r['accelerators']:>12,}  {r['bf16_pflops']:>9,.1f} PF  "
-              f"{r['pooled_tb']:>10,.1f} TB  {r['name']}")
+              f"{r['pooled_tib']:>9,.1f} TiB  {r['name']}")
     return 0
 
 

@@ -44,8 +44,8 @@ def test_reference_figures(catalog):
     assert h100["int8_sparse"] == 3958
     a100 = catalog["a100-sxm-80gb"]
     assert a100.peak_tflops["bf16"] == 312 and a100.peak_tflops["tf32_sparse"] == 312
-    assert a100.number("memory_gb") == 80
-    assert catalog["mi300x"].number("memory_gb") == 192
+    assert a100.number("memory_gib") == 80
+    assert catalog["mi300x"].number("memory_gib") == 192
     assert catalog["tpu-v4"].peak_tflops["bf16"] == 275
     assert catalog["qm9700"].number("ports") == 64
     assert catalog["rack-48u"].number("power_budget_kw") > 0
@@ -70,7 +70,7 @@ def test_user_catalog_adds_and_overrides(tmp_path):
     changed = next(p for p in shipped if p["id"] == "h100-sxm")
     changed["power_w"] = 650
     new_part = {"id": "my-accel", "kind": "accelerator", "name": "My accelerator", "source": "our lab, 2026",
-                "memory_gb": 64, "memory_bw_tb_per_s": 2, "power_w": 300, "peak_tflops": {"bf16": 500},
+                "memory_gib": 64, "memory_bw_tb_per_s": 2, "power_w": 300, "peak_tflops": {"bf16": 500},
                 "media": ["pcie-gen5"]}
     path = _write(tmp_path, [changed, new_part])
     catalog = load_catalog(path, include_user=False)
@@ -103,9 +103,9 @@ _SERVER = {"id": "s1", "kind": "server", "name": "x", "source": "s", "height_u":
      "non-empty"),
     ({"id": "r1", "kind": "rack", "name": "x", "source": "s", "height_u": 1}, "", "missing field 'power_budget_kw'"),
     ({"id": "r1", "kind": "robot", "name": "x", "source": "s"}, "kind", "expected one of"),
-    ({"id": "g1", "kind": "accelerator", "name": "x", "source": "s", "memory_gb": 1, "memory_bw_tb_per_s": 1,
+    ({"id": "g1", "kind": "accelerator", "name": "x", "source": "s", "memory_gib": 1, "memory_bw_tb_per_s": 1,
       "power_w": 1, "peak_tflops": {"fp4": 3}}, "peak_tflops", "unknown field \"fp4\""),
-    ({"id": "g1", "kind": "accelerator", "name": "x", "source": "s", "memory_gb": 1, "memory_bw_tb_per_s": 1,
+    ({"id": "g1", "kind": "accelerator", "name": "x", "source": "s", "memory_gib": 1, "memory_bw_tb_per_s": 1,
       "power_w": 1, "media": ["warp-drive"]}, "media[0]", "unknown medium 'warp-drive'"),
     # Found by fuzzing: each crashed, or was accepted, before the catalogue had a schema.
     (_SERVER | {"scale_up": {"switch": "nvswitch-gen3", "switches": -4}}, "scale_up.switches", "got -4"),

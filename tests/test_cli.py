@@ -42,7 +42,7 @@ def test_evaluate_json_contract(capsys, design_path):
     assert set(peaks) == {"fp64", "fp64_tensor", "fp32", "tf32", "tf32_sparse", "bf16", "bf16_sparse",
                           "fp8", "fp8_sparse", "int8", "int8_sparse"}
     assert peaks["bf16"] == pytest.approx(512 * 989.4)
-    assert result["memory"]["hbm_gb"] == pytest.approx(512 * 80)
+    assert result["memory"]["hbm_gib"] == pytest.approx(512 * 80)
     assert result["memory"]["hbm_tb_per_s"] > 0 and result["power"]["total_kw"] > 0
     assert isinstance(result["lint"], list)
 

@@ -27,7 +27,7 @@ def test_default_json_has_engine_sections(capsys, design_file):
     assert sizes == {2 ** 20, 16 * 2 ** 20, 256 * 2 ** 20, 2 ** 30, 8 * 2 ** 30}
     t = r["training"]
     for key in ("step_time_s", "compute_s", "exposed_tp_s", "exposed_pp_s", "exposed_dp_s", "bubble_s",
-                "tflops_per_gpu", "mfu", "tokens_per_s", "days", "memory_per_gpu_gb", "fits", "plan"):
+                "tflops_per_gpu", "mfu", "tokens_per_s", "days", "memory_per_gpu_gib", "fits", "plan"):
         assert key in t
 
 

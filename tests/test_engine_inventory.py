@@ -36,7 +36,7 @@ def test_peak_throughput_is_parts_times_counts(superpod, catalog):
 
 def test_memory_and_power(superpod, catalog):
     result = evaluate(superpod, catalog).as_dict()
-    assert result["memory"]["hbm_gb"] == pytest.approx(1024 * catalog["h100-sxm"].number("memory_gb"))
+    assert result["memory"]["hbm_gib"] == pytest.approx(1024 * catalog["h100-sxm"].number("memory_gib"))
     assert result["memory"]["hbm_tb_per_s"] == pytest.approx(1024 * catalog["h100-sxm"].number("memory_bw_tb_per_s"))
     dgx = catalog["dgx-h100"].number("system_power_w")
     switches = 48 * catalog["qm9700"].number("power_w")
@@ -85,4 +85,4 @@ def test_sram_accelerators_count_as_pooled_memory_not_hbm(catalog):
     d = Design()
     d.add_item(Item("d1", "accelerator", part="dojo-d1"))
     memory = evaluate(d, catalog).as_dict()["memory"]
-    assert memory["hbm_gb"] == 0 and memory["sram_gb"] == pytest.approx(catalog["dojo-d1"].number("memory_gb"))
+    assert memory["hbm_gib"] == 0 and memory["sram_gib"] == pytest.approx(catalog["dojo-d1"].number("memory_gib"))

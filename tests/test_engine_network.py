@@ -154,4 +154,4 @@ def test_no_path_with_an_explicit_plan_reports_memory():
     plan = {"tp": 8, "pp": 1, "dp": 2, "mb": 1, "recompute": "selective", "zero": 1}
     t = evaluate(design, catalog, {"training": {"model": "megatron-1.7b", "plan": plan}}).as_dict()["training"]
     assert t["timed"] is False and t["step_time_s"] is None and "no network path" in t["why"]
-    assert t["memory_per_gpu_gb"]["total"] > 0 and t["plan"]["tp"] == 8
+    assert t["memory_per_gpu_gib"]["total"] > 0 and t["plan"]["tp"] == 8

@@ -52,7 +52,7 @@ def test_training_keys_follow_how_far_evaluation_got():
     assert set(untimed.as_dict()) == {"fits", "why", "plan", "model", "timed", "step_time_s", "compute_s",
                                       "exposed_tp_s", "exposed_cp_s", "exposed_ep_s", "exposed_pp_s",
                                       "exposed_dp_s", "exposed_memory_s", "bubble_s",
-                                      "tflops_per_gpu", "mfu", "tokens_per_s", "days", "memory_per_gpu_gb"}
+                                      "tflops_per_gpu", "mfu", "tokens_per_s", "days", "memory_per_gpu_gib"}
 
 
 def test_views_read_the_sections(result):

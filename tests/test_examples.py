@@ -52,12 +52,12 @@ def servers(design, result, catalog):
     return result["inventory"]["servers"]
 
 
-def hbm_per_server_gb(design, result, catalog):
-    return result["memory"]["hbm_gb"] / result["inventory"]["servers"]
+def hbm_per_server_gib(design, result, catalog):
+    return result["memory"]["hbm_gib"] / result["inventory"]["servers"]
 
 
-def pooled_gb(design, result, catalog):
-    return result["memory"]["pooled_gb"]
+def pooled_gib(design, result, catalog):
+    return result["memory"]["pooled_gib"]
 
 
 def accelerators_per_server(design, result, catalog):
@@ -160,13 +160,13 @@ EXPECTED = {
         ("A100 GPUs", accelerators, 16_000),
     ],
     "aws-p5-ultracluster": [
-        ("HBM per instance, GB", hbm_per_server_gb, 640),
+        ("HBM per instance, GiB", hbm_per_server_gib, 640),
         ("EFA per instance, Gb/s", nic_gbps_per_server, 3200),
         ("H100 GPUs", accelerators, 20_000),
         ("BF16 dense, TFLOPS", peak("bf16"), 19_800_000),
     ],
     "aws-p4de": [
-        ("HBM per instance, GB", hbm_per_server_gb, 640),
+        ("HBM per instance, GiB", hbm_per_server_gib, 640),
     ],
     "coreweave-inflection-h100": [
         ("BF16 dense, TFLOPS", peak("bf16"), 21_800_000),
@@ -178,7 +178,7 @@ EXPECTED = {
         ("FabreX PCIe switches", model_count("switch", "fabrex-pcie5"), 2),
     ],
     "tensorwave-tensornode": [
-        ("pooled HBM, GB", pooled_gb, 1_110_000),
+        ("pooled HBM, GiB", pooled_gib, 1_110_000),
         ("MI300X GPUs", accelerators, 5760),
     ],
     "tencent-hcc-h800": [
@@ -273,7 +273,8 @@ def test_cli_lists_every_example(capsys, catalog):
         line = lines[example_id]
         assert design.name in line
         assert f"{result['inventory']['accelerators']:,}" in line
-        assert " PF " in line and line.rstrip().endswith(design.name) and " TB " in line
+        assert " PF " in line and line.rstrip().endswith(design.name)
+        assert f" {result['memory']['pooled_gib'] / 1024:,.1f} TiB " in line
     assert DEFAULT_EXAMPLE in lines
 
 

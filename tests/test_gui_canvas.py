@@ -324,7 +324,7 @@ def test_pan_by_dragging_empty_space_and_wheel_zoom(server_window):
 
 def test_tooltips_show_figures(server_window):
     scene = server_window.scene
-    assert "TFLOPS" in scene.tooltip_for("node.gpu0") and "GB" in scene.tooltip_for("node.gpu0")
+    assert "TFLOPS" in scene.tooltip_for("node.gpu0") and "GiB" in scene.tooltip_for("node.gpu0")
     link_id = next(iter(scene.links_by_item["node.gpu0"]))
     assert "GB/s per direction" in scene.tooltip_for(link_id)
 

@@ -40,7 +40,7 @@ def test_plan_that_does_not_fit_says_why(fabric):
     model = workloads.preset("gpt3-175b")
     r, _ = training.training(fabric, {"model": model, "plan": {"tp": 1, "pp": 1, "dp": 256, "mb": 1,
                                                                "recompute": "none", "zero": 0}})
-    assert r["fits"] is False and "GB" in r["why"] and r["step_time_s"] is None
+    assert r["fits"] is False and "GiB" in r["why"] and r["step_time_s"] is None
 
 
 def test_auto_plan_is_no_slower_than_a_fixed_one(fabric):

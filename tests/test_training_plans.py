@@ -14,6 +14,7 @@ from designer.model.errors import InputError
 from designer.topologies import generate
 
 REL = 1e-3
+GIB = 2 ** 30  # the engine counts memory in GiB (calibration.GIB)
 
 
 @pytest.fixture(scope="module")
@@ -50,11 +51,11 @@ def test_virtual_stages_divide_the_bubble_and_multiply_the_transfers(fabric):
     # 2 × m × vp transfers: twice as many with vp = 2.
     assert two["exposed_pp_s"] == pytest.approx(2 * one["exposed_pp_s"], rel=REL)
     # The first stage keeps (1 + (pp − 1) / (pp × vp)) times the micro-batches in flight: 3/8 more.
-    act_one, act_two = one["memory_per_gpu_gb"]["activations"], two["memory_per_gpu_gb"]["activations"]
+    act_one, act_two = one["memory_per_gpu_gib"]["activations"], two["memory_per_gpu_gib"]["activations"]
     layers, in_flight = math.ceil(80 / 4), min(4, one["microbatches"])
     tokens, h = 4096, 8192
     layer_input = tokens * cal.FULL_RECOMPUTE_BYTES_PER_H * h / 8  # full recompute keeps the layer input, SP-split
-    assert act_two - act_one == pytest.approx(layers * in_flight * layer_input * (3 / 8) / 1e9, rel=REL)
+    assert act_two - act_one == pytest.approx(layers * in_flight * layer_input * (3 / 8) / GIB, rel=REL)
 
 
 def test_pipeline_overlap_hides_transfers_but_not_the_fill(fabric):
@@ -70,7 +71,7 @@ def test_pipeline_overlap_hides_transfers_but_not_the_fill(fabric):
 
 def test_zero_stages_split_optimizer_gradients_and_weights_over_dp(fabric):
     base = dict(tp=8, pp=4, mb=1, sp=1, recompute="full")
-    stages = {z: run(fabric, "llama2-70b", zero=z, **base)[0]["memory_per_gpu_gb"] for z in range(4)}
+    stages = {z: run(fabric, "llama2-70b", zero=z, **base)[0]["memory_per_gpu_gib"] for z in range(4)}
     dp = 256 // 32
     assert stages[1]["optimizer"] == pytest.approx(stages[0]["optimizer"] / dp, rel=REL)
     assert stages[1]["gradients"] == pytest.approx(stages[0]["gradients"], rel=REL)
@@ -78,8 +79,8 @@ def test_zero_stages_split_optimizer_gradients_and_weights_over_dp(fabric):
     # ZeRO-3 keeps 1/dp of the weights plus two whole layers (the one gathered, the next prefetched).
     model = workloads.preset("llama2-70b")
     attention, dense, _ = workloads.layer_parameters(model)
-    two_layers = 2 * cal.WEIGHT_BYTES * (attention + dense) / 8 / 1e9
-    embedding_share = 2 * cal.WEIGHT_BYTES * model["vocab"] * model["hidden"] / 8 / 20 / 1e9
+    two_layers = 2 * cal.WEIGHT_BYTES * (attention + dense) / 8 / GIB
+    embedding_share = 2 * cal.WEIGHT_BYTES * model["vocab"] * model["hidden"] / 8 / 20 / GIB
     assert stages[3]["weights"] == pytest.approx(stages[0]["weights"] / dp + two_layers + embedding_share, rel=REL)
 
 
@@ -125,8 +126,8 @@ def test_sequence_parallel_splits_the_whole_activations_and_swaps_allreduce(fabr
     layers, in_flight, tokens, h = 20, min(4, off["microbatches"]), 4096, 8192
     # Llama 2 has no dropout: 8 h bytes per token (two norm inputs, QKV and MLP inputs) stay whole
     # under TP without SP; SP splits them 8 ways.
-    saved = (layers * in_flight + 0) * tokens * 8 * h * (1 - 1 / 8) / 1e9
-    assert off["memory_per_gpu_gb"]["activations"] - on["memory_per_gpu_gb"]["activations"] == pytest.approx(
+    saved = (layers * in_flight + 0) * tokens * 8 * h * (1 - 1 / 8) / GIB
+    assert off["memory_per_gpu_gib"]["activations"] - on["memory_per_gpu_gib"]["activations"] == pytest.approx(
         saved, rel=REL)
     comms = training._Comms(fabric)
     act = 2.0 * tokens * h
@@ -156,7 +157,7 @@ def test_context_parallel_splits_activations_and_passes_kv_around_the_ring(fabri
     two, _, _ = run(fabric, "llama3-8b", overlap={"cp": "none"}, cp=2, **base)
     # Each rank holds half the tokens of a micro-batch; twice the micro-batches (dp halves).
     assert two["microbatches"] == 2 * one["microbatches"]
-    assert two["memory_per_gpu_gb"]["logits"] == pytest.approx(one["memory_per_gpu_gb"]["logits"] / 2, rel=REL)
+    assert two["memory_per_gpu_gib"]["logits"] == pytest.approx(one["memory_per_gpu_gib"]["logits"] / 2, rel=REL)
     # The same work per GPU: min(h, tokens per rank) = 4096 either way, so the same efficiency.
     assert two["compute_s"] == pytest.approx(one["compute_s"], rel=REL)
     # Ring attention, no overlap: (cp − 1) KV passes forward, 2 backward, 1 recomputing, per layer.
@@ -175,11 +176,11 @@ def test_flash_attention_keeps_no_score_matrix(fabric):
     # Without dropout the scores are the softmax output alone; flash keeps a log-sum-exp per head.
     per_token = (cal.ATTENTION_SCORE_BYTES * heads * s - 4.0 * heads) / 8
     # Stashed micro-batches: no extra layer with recompute none.
-    assert standard["memory_per_gpu_gb"]["activations"] - flash["memory_per_gpu_gb"]["activations"] == pytest.approx(
-        layers * in_flight * tokens * per_token / 1e9, rel=REL)
+    assert standard["memory_per_gpu_gib"]["activations"] - flash["memory_per_gpu_gib"]["activations"] == pytest.approx(
+        layers * in_flight * tokens * per_token / GIB, rel=REL)
     # Selective recompute drops the scores of standard attention and recomputes the attention core.
     selective, _, _ = run(fabric, "llama2-70b", **{**base, "recompute": "selective", "attention": "standard"})
-    assert selective["memory_per_gpu_gb"]["activations"] < standard["memory_per_gpu_gb"]["activations"]
+    assert selective["memory_per_gpu_gib"]["activations"] < standard["memory_per_gpu_gib"]["activations"]
     assert selective["tflops_per_gpu"] / selective["model_tflops_per_gpu"] > 1
 
 
@@ -193,8 +194,8 @@ SMALL_GPT = {"layers": 4, "hidden": 512, "heads": 8, "ffn": 2048, "vocab": 1000,
 def layer_activation_bytes(model, **plan) -> float:
     """Activation bytes per token of one layer: one stage, one micro-batch in flight, nothing recomputed."""
     plan = {**training.PLAN_DEFAULTS, "dp": 1, "recompute": "none", "zero": 0, **plan}
-    gb = training.memory(model, plan, 1)["activations"]
-    return gb * 1e9 / (model["layers"] * model["seq"])
+    gib = training.memory(model, plan, 1)["activations"]
+    return gib * GIB / (model["layers"] * model["seq"])
 
 
 def test_a_gqa_swiglu_layer_without_dropout_stores_its_own_tensors():
@@ -236,7 +237,7 @@ def test_a_gpt_layer_with_dropout_matches_korthikanti():
 
 def test_the_fuller_of_first_and_last_stage_counts_with_at_most_the_steps_micro_batches():
     plan = {**training.PLAN_DEFAULTS, "dp": 1, "recompute": "none", "zero": 0, "pp": 2, "vp": 2}
-    per_mb = 2 * 1024 * (15104 + 4 * 8) / 1e9  # a stage's two layers of one micro-batch, GB
+    per_mb = 2 * 1024 * (15104 + 4 * 8) / GIB  # a stage's two layers of one micro-batch, GiB
 
     def held(model, m):
         mem = training.memory(model, plan, m)
@@ -248,7 +249,7 @@ def test_the_fuller_of_first_and_last_stage_counts_with_at_most_the_steps_micro_
     # m = pp: every micro-batch runs forward before the first backward, so 2, not 2.5.
     assert held(SMALL_GQA, 2) == (pytest.approx(2 * per_mb, rel=REL), 0)
     # A vocabulary of 100,000 makes the last stage the fuller one (410 MB of logits).
-    logits = 4 * 1024 * 100_000 / 1e9
+    logits = 4 * 1024 * 100_000 / GIB
     assert held({**SMALL_GQA, "vocab": 100_000}, 8) == (pytest.approx(1.5 * per_mb, rel=REL),
                                                         pytest.approx(logits, rel=REL))
 
@@ -260,8 +261,8 @@ def test_expert_parallel_splits_experts_and_adds_all_to_alls(fabric):
     one, plan, model = run(fabric, "mixtral-8x7b", overlap={"ep": "none"}, ep=1, **base)
     eight, _, _ = run(fabric, "mixtral-8x7b", overlap={"ep": "none"}, ep=8, **base)
     _, _, moe = workloads.layer_parameters(model)
-    expert_weights = cal.WEIGHT_BYTES * 32 * moe / 4 / 1e9
-    assert one["memory_per_gpu_gb"]["weights"] - eight["memory_per_gpu_gb"]["weights"] == pytest.approx(
+    expert_weights = cal.WEIGHT_BYTES * 32 * moe / 4 / GIB
+    assert one["memory_per_gpu_gib"]["weights"] - eight["memory_per_gpu_gib"]["weights"] == pytest.approx(
         expert_weights * (1 - 1 / 8), rel=REL)
     assert one["exposed_ep_s"] == 0
     # Two all-to-alls per MoE layer forward, two backward, two more recomputing: 6 per layer.
@@ -278,7 +279,7 @@ def test_micro_batch_and_full_recompute(fabric):
     mb1, _, _ = run(fabric, "llama2-70b", mb=1, recompute="full", **base)
     mb2, _, _ = run(fabric, "llama2-70b", mb=2, recompute="full", **base)
     assert mb2["microbatches"] * 2 == mb1["microbatches"]
-    assert mb2["memory_per_gpu_gb"]["logits"] == pytest.approx(2 * mb1["memory_per_gpu_gb"]["logits"], rel=REL)
+    assert mb2["memory_per_gpu_gib"]["logits"] == pytest.approx(2 * mb1["memory_per_gpu_gib"]["logits"], rel=REL)
     none, _, model = run(fabric, "llama2-70b", mb=1, recompute="none", **base)
     shape = training._Shape(model)
     layers = shape.dense_fwd + shape.core_fwd
@@ -379,14 +380,14 @@ def test_cerebras_weight_streaming_is_bound_by_the_stream_or_the_wafer():
     stream = 2 * cal.WEIGHT_BYTES * workloads.parameters(model) / streaming.CS2_STREAM_BYTES_PER_S
     assert r["exposed_memory_s"] == pytest.approx(m * max(0.0, stream - r["compute_s"] / m), rel=REL)
     assert r["step_time_s"] == pytest.approx(max(r["compute_s"], m * stream), rel=REL)
-    assert r["plan"]["dp"] == 64 and r["memory_per_gpu_gb"]["total"] <= 40.0 * cal.MEMORY_USABLE_FRACTION
+    assert r["plan"]["dp"] == 64 and r["memory_per_gpu_gib"]["total"] <= 40.0 * cal.MEMORY_USABLE_FRACTION
 
 
 def test_dojo_counts_its_share_of_the_dip_hbm():
     from designer.engine import streaming
 
     dojo = streaming.MODELS["dojo-d1"]
-    assert dojo.offchip_gb == pytest.approx(20 * 32 / 150)  # 20 DIPs of 32 GB per tray of 150 D1
+    assert dojo.offchip_gib == pytest.approx(20 * 32 / 150)  # 20 DIPs of 32 GiB per tray of 150 D1
     assert dojo.offchip_bytes_per_s == pytest.approx(20 * 800e9 / 150)
 
 
@@ -430,8 +431,8 @@ def test_a_parallel_block_makes_one_tp_reduction_per_pass(fabric, sp, recompute,
     # The same FLOPs and parameters; fewer stored activations (one norm: see the per-layer bytes above).
     assert two["compute_s"] == pytest.approx(one["compute_s"], rel=REL)
     for part in ("weights", "gradients", "optimizer", "logits", "overhead"):
-        assert two["memory_per_gpu_gb"][part] == one["memory_per_gpu_gb"][part]
-    assert two["memory_per_gpu_gb"]["activations"] < one["memory_per_gpu_gb"]["activations"]
+        assert two["memory_per_gpu_gib"][part] == one["memory_per_gpu_gib"][part]
+    assert two["memory_per_gpu_gib"]["activations"] < one["memory_per_gpu_gib"]["activations"]
 
 
 def test_parallel_block_is_a_model_field(tmp_path):

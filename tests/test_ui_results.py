@@ -163,7 +163,7 @@ def test_training_breakdown_and_figures(panel, real_result):
     assert labels["mfu"].text() == f"{t.mfu:.1%}"
     assert labels["fits"].text() == "yes"
     assert labels["plan"].text().startswith(f"TP {t.plan.tp} · PP {t.plan.pp} · VP {t.plan.vp} · DP {t.plan.dp}")
-    assert labels["memory_per_gpu_gb"].text().startswith(f"{t.memory_per_gpu_gb.total:,.1f} GB of ")
+    assert labels["memory_per_gpu_gib"].text().startswith(f"{t.memory_per_gpu_gib.total:,.1f} GiB of ")
 
 
 def test_utilization_plots_the_engines_link_loads_in_tier_colours(panel, real_result):

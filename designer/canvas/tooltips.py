@@ -23,7 +23,7 @@ def node_tooltip(item: Item, catalog: Catalog, blast: BlastRadius | None, failed
         peaks = part.peak_tflops
         if "bf16" in peaks:
             lines.append(f"BF16 dense: {peaks['bf16']:,.0f} TFLOPS")
-        for key, label, unit in (("memory_gb", "Memory", "GB"), ("memory_bw_tb_per_s", "Memory bandwidth", "TB/s"),
+        for key, label, unit in (("memory_gib", "Memory", "GiB"), ("memory_bw_tb_per_s", "Memory bandwidth", "TB/s"),
                                  ("ports", "Ports", ""), ("port_gbps", "Port speed", "Gb/s"),
                                  ("power_w", "Power", "W"), ("system_power_w", "System power", "W"),
                                  ("height_u", "Height", "U"), ("power_budget_kw", "Power budget", "kW")):

@@ -128,9 +128,16 @@ GENERATIONS = {"nvlink3": AMPERE, "nvlink4": HOPPER, "nvlink5": BLACKWELL}
 
 # --- training --------------------------------------------------------------------------------------
 
-# Memory: CUDA context, NCCL buffers, allocator fragmentation (GB per GPU), as commonly budgeted
-# in Megatron/DeepSpeed memory estimators; usable fraction of HBM.
-MEMORY_OVERHEAD_GB = 3.0
+# Memory is counted in GiB (2^30 bytes), capacity and need alike: vendors' HBM "GB" are GiB (an
+# H100's 80 GB are 5 stacks of 16 GiB, and nvidia-smi shows 81,559 MiB, more than 80e9 bytes), and
+# so are the figures of the tools a run is checked with (nvidia-smi, torch.cuda memory stats). The
+# catalogue's `memory_gib` is the vendor's figure; a need in bytes is divided by GIB once, where it
+# is counted (training._memory, streaming.weight_streaming).
+GIB = 2 ** 30
+
+# Memory: CUDA context, NCCL buffers, allocator fragmentation (GiB per GPU, as nvidia-smi shows
+# them), as commonly budgeted in Megatron/DeepSpeed memory estimators; usable fraction of HBM.
+MEMORY_OVERHEAD_GIB = 3.0
 MEMORY_USABLE_FRACTION = 0.95
 
 # Activation bytes per token per layer (Korthikanti et al. 2022, "Reducing activation

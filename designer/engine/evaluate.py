@@ -167,10 +167,10 @@ def _collective_row(row: dict) -> CollectiveRow:
 
 
 def _training(training: dict) -> Training:
-    plan, memory, overlap = training.get("plan"), training.get("memory_per_gpu_gb"), training.get("overlap")
+    plan, memory, overlap = training.get("plan"), training.get("memory_per_gpu_gib"), training.get("overlap")
     return Training(**{**training, "plan": Plan(**plan) if isinstance(plan, dict) else plan,
                        "overlap": read_only(overlap.items()) if overlap is not None else None,
-                       "memory_per_gpu_gb": MemoryPerGpu(**memory) if memory is not None else None})
+                       "memory_per_gpu_gib": MemoryPerGpu(**memory) if memory is not None else None})
 
 
 def _gpu_times(gpus) -> tuple[GpuTime, ...]:

@@ -265,7 +265,7 @@ def storage_and_spare_rows(design: Design, catalog: Catalog, copies: dict[str, i
 def compute_and_memory(design: Design, catalog: Catalog, copies: dict[str, int]) -> tuple[Compute, Memory]:
     peaks = defaultdict(float)
     present: set[str] = set()
-    hbm_gb = hbm_tb_per_s = sram_gb = 0.0
+    hbm_gib = hbm_tb_per_s = sram_gib = 0.0
     for item in design.items.values():
         if item.kind != "accelerator":
             continue
@@ -279,13 +279,13 @@ def compute_and_memory(design: Design, catalog: Catalog, copies: dict[str, int])
                 peaks[precision] += value * n
                 present.add(precision)
         if part.get("memory_type") == "sram":
-            sram_gb += part.number("memory_gb") * n
+            sram_gib += part.number("memory_gib") * n
         else:
-            hbm_gb += part.number("memory_gb") * n
+            hbm_gib += part.number("memory_gib") * n
             hbm_tb_per_s += part.number("memory_bw_tb_per_s") * n
     compute = Compute(peak_tflops=read_only((p, _exact(peaks[p])) for p in PRECISIONS if p in present))
-    memory = Memory(hbm_gb=_exact(hbm_gb), hbm_tb_per_s=_exact(hbm_tb_per_s), sram_gb=_exact(sram_gb),
-                    pooled_gb=_exact(hbm_gb + sram_gb))
+    memory = Memory(hbm_gib=_exact(hbm_gib), hbm_tb_per_s=_exact(hbm_tb_per_s), sram_gib=_exact(sram_gib),
+                    pooled_gib=_exact(hbm_gib + sram_gib))
     return compute, memory
 
 

@@ -127,16 +127,17 @@ class Compute:
 
 @dataclass(frozen=True, slots=True)
 class Memory:
-    """Accelerator memory of the whole design: HBM (GB, TB/s), on-chip SRAM (GB), both (GB)."""
+    """Accelerator memory of the whole design: HBM (GiB, TB/s), on-chip SRAM (GiB), both (GiB); GiB as
+    the catalogue's `memory_gib` (calibration.GIB says why)."""
 
-    hbm_gb: float
+    hbm_gib: float
     hbm_tb_per_s: float
-    sram_gb: float
-    pooled_gb: float
+    sram_gib: float
+    pooled_gib: float
 
     def as_dict(self) -> dict:
-        return {"hbm_gb": self.hbm_gb, "hbm_tb_per_s": self.hbm_tb_per_s, "sram_gb": self.sram_gb,
-                "pooled_gb": self.pooled_gb}
+        return {"hbm_gib": self.hbm_gib, "hbm_tb_per_s": self.hbm_tb_per_s, "sram_gib": self.sram_gib,
+                "pooled_gib": self.pooled_gib}
 
 
 @dataclass(frozen=True, slots=True)
@@ -459,7 +460,7 @@ class Plan:
 
 @dataclass(frozen=True, slots=True)
 class MemoryPerGpu:
-    """Memory one accelerator needs for a plan, by part (GB), and their total (GB)."""
+    """Memory one accelerator needs for a plan, by part (GiB), and their total (GiB)."""
 
     weights: float
     gradients: float
@@ -470,7 +471,7 @@ class MemoryPerGpu:
     total: float
 
     def parts(self) -> tuple[tuple[str, float], ...]:
-        """(name, GB) of every part, without the total."""
+        """(name, GiB) of every part, without the total."""
         return (("weights", self.weights), ("gradients", self.gradients), ("optimizer", self.optimizer),
                 ("activations", self.activations), ("logits", self.logits), ("overhead", self.overhead))
 
@@ -521,8 +522,8 @@ class Training:
     mfu: float | None = None
     tokens_per_s: float | None = None
     days: float | None = None
-    memory_per_gpu_gb: MemoryPerGpu | None = None
-    memory_capacity_gb: float | None = None
+    memory_per_gpu_gib: MemoryPerGpu | None = None
+    memory_capacity_gib: float | None = None
     microbatches: int | None = None
     parameters: float | None = None
     global_batch: int | None = None
@@ -551,10 +552,10 @@ class Training:
                        exposed_memory_s=self.exposed_memory_s, bubble_s=self.bubble_s,
                        tflops_per_gpu=self.tflops_per_gpu,
                        mfu=self.mfu, tokens_per_s=self.tokens_per_s, days=self.days,
-                       memory_per_gpu_gb=self.memory_per_gpu_gb.as_dict() if self.memory_per_gpu_gb else None)
+                       memory_per_gpu_gib=self.memory_per_gpu_gib.as_dict() if self.memory_per_gpu_gib else None)
         if self.microbatches is not None and self.fits is not False:
             out["model_tflops_per_gpu"] = self.model_tflops_per_gpu
-        for name in ("memory_capacity_gb", "microbatches", "parameters", "global_batch", "seq"):
+        for name in ("memory_capacity_gib", "microbatches", "parameters", "global_batch", "seq"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = value

@@ -33,11 +33,11 @@ def summary_rows(result: Result) -> list[tuple[str, Any, str]]:
         unit = "TOPS" if precision.startswith("int") else "TFLOPS"
         rows.append((f"Peak {PRECISION_LABELS[precision]}", value, unit))
     rows += [
-        ("HBM capacity", memory.hbm_gb, "GB"),
+        ("HBM capacity", memory.hbm_gib, "GiB"),
         ("HBM bandwidth", memory.hbm_tb_per_s, "TB/s"),
     ]
-    if memory.sram_gb:
-        rows.append(("On-chip SRAM", memory.sram_gb, "GB"))
+    if memory.sram_gib:
+        rows.append(("On-chip SRAM", memory.sram_gib, "GiB"))
     rows.append(("Power", result.power.total_kw, "kW"))
     # Storage and hot spares are settings, not drawn: say what of the total they draw.
     if result.power.storage_kw:
@@ -93,7 +93,7 @@ def performance_rows(result: Result) -> list[tuple[str, Any, str]]:
                      ("Training MFU", training.mfu, "fraction"),
                      ("Training tokens per second", training.tokens_per_s, "tokens/s"),
                      ("Days to train", training.days, "days"),
-                     ("Memory per GPU", training.memory_per_gpu_gb.total, "GB")]
+                     ("Memory per GPU", training.memory_per_gpu_gib.total, "GiB")]
         elif training.timed is False and training.fits is not False:
             # The reason is a sentence: the Training tab and the text report show it in full.
             rows.append(("Training timed", "no: accelerators not all connected", ""))

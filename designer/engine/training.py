@@ -107,17 +107,17 @@ def _peak_tflops(fabric: Fabric, precision: str) -> float:
     return float(peaks.get(key) or peaks.get("bf16") or peaks.get("fp16") or 0.0)
 
 
-def _memory_gb(fabric: Fabric) -> float:
+def _memory_gib(fabric: Fabric) -> float:
     part = fabric.catalog.get(_part_id(fabric))
-    return part.number("memory_gb") if part else 0.0
+    return part.number("memory_gib") if part else 0.0
 
 
 def _memory_budget(fabric: Fabric) -> tuple[float, float]:
-    """(GB an accelerator has for training, counting off-chip weight memory; GB the runtime keeps)."""
+    """(GiB an accelerator has for training, counting off-chip weight memory; GiB the runtime keeps)."""
     streamed = streaming.model_for(_part_id(fabric))
     if streamed is None:
-        return _memory_gb(fabric), cal.MEMORY_OVERHEAD_GB
-    return _memory_gb(fabric) + streamed.offchip_gb, streamed.overhead_gb
+        return _memory_gib(fabric), cal.MEMORY_OVERHEAD_GIB
+    return _memory_gib(fabric) + streamed.offchip_gib, streamed.overhead_gib
 
 
 class _Shape:
@@ -181,12 +181,12 @@ def _parameters_per_gpu(shape: _Shape, plan: dict) -> tuple[float, float]:
 
 
 def memory(model: dict, plan: dict, m: int, shape: _Shape | None = None,
-           overhead_gb: float = cal.MEMORY_OVERHEAD_GB) -> dict:
-    """GB per accelerator by part, and their total."""
-    return {k: rounded(v) for k, v in _memory(model, plan, m, shape or _Shape(model), overhead_gb).items()}
+           overhead_gib: float = cal.MEMORY_OVERHEAD_GIB) -> dict:
+    """GiB per accelerator by part, and their total (see calibration.GIB for the unit)."""
+    return {k: rounded(v) for k, v in _memory(model, plan, m, shape or _Shape(model), overhead_gib).items()}
 
 
-def _memory(model: dict, plan: dict, m: int, shape: _Shape, overhead_gb: float) -> dict:
+def _memory(model: dict, plan: dict, m: int, shape: _Shape, overhead_gib: float) -> dict:
     tp, pp, vp, dp, cp, mb, zero = plan["tp"], plan["pp"], plan["vp"], plan["dp"], plan["cp"], plan["mb"], plan["zero"]
     dense, expert = _parameters_per_gpu(shape, plan)
     shard, expert_shard = dp * cp, max(1, dp * cp // plan["ep"])
@@ -228,9 +228,9 @@ def _memory(model: dict, plan: dict, m: int, shape: _Shape, overhead_gb: float) 
     logits = 4.0 * tokens * shape.V / tp
     # The first stage holds the most activations, the last also the logits: the fuller of the two.
     activations, logits = (last, logits) if last + logits >= first else (first, 0.0)
-    gb = 1e9
-    out = {"weights": weights / gb, "gradients": grads / gb, "optimizer": optim / gb,
-           "activations": activations / gb, "logits": logits / gb, "overhead": overhead_gb}
+    gib = cal.GIB
+    out = {"weights": weights / gib, "gradients": grads / gib, "optimizer": optim / gib,
+           "activations": activations / gib, "logits": logits / gib, "overhead": overhead_gib}
     out["total"] = sum(out.values())
     return out
 
@@ -278,20 +278,20 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
     B, s, h = model["global_batch"], shape.s, shape.h
     m = math.ceil(B / (dp * mb))
     streamed = streaming.model_for(_part_id(fabric))
-    capacity_gb, overhead_gb = _memory_budget(fabric)
-    mem = mem or _memory(model, plan, m, shape, overhead_gb)
-    capacity = capacity_gb * cal.MEMORY_USABLE_FRACTION
+    capacity_gib, overhead_gib = _memory_budget(fabric)
+    mem = mem or _memory(model, plan, m, shape, overhead_gib)
+    capacity = capacity_gib * cal.MEMORY_USABLE_FRACTION
     fits = mem["total"] <= capacity
     if step_only and not fits:
         return {"step_time_s": None}
     if not step_only:
         mem = {k: rounded(v) for k, v in mem.items()}
-    result = {"plan": dict(plan), "microbatches": m, "memory_per_gpu_gb": mem,
-              "memory_capacity_gb": rounded(capacity_gb), "fits": fits, "why": None}
+    result = {"plan": dict(plan), "microbatches": m, "memory_per_gpu_gib": mem,
+              "memory_capacity_gib": rounded(capacity_gib), "fits": fits, "why": None}
     if not result["fits"]:
         biggest = max((k for k in mem if k != "total"), key=lambda k: mem[k])
-        result["why"] = (f"needs {mem['total']:.1f} GB per GPU (largest: {biggest} {mem[biggest]:.1f} GB) but "
-                         f"{capacity:.1f} GB are usable of {capacity_gb:g} GB")
+        result["why"] = (f"needs {mem['total']:.1f} GiB per GPU (largest: {biggest} {mem[biggest]:.1f} GiB) but "
+                         f"{capacity:.1f} GiB are usable of {capacity_gib:g} GiB")
         return _not_timed(result)
     part = _part_id(fabric)
     peak = _peak_tflops(fabric, model.get("precision", "bf16")) * 1e12
@@ -375,7 +375,7 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
     # Off-chip weight memory (Dojo's DIP HBM): what one micro-batch streams, under its compute.
     exposed_memory = 0.0
     if streamed is not None:
-        stream_bytes = 2 * cal.WEIGHT_BYTES * (dense + expert) + 2 * mem["activations"] * 1e9 / max(1, min(pp, m))
+        stream_bytes = 2 * cal.WEIGHT_BYTES * (dense + expert) + 2 * mem["activations"] * cal.GIB / max(1, min(pp, m))
         exposed_memory = m * max(0.0, stream_bytes / streamed.offchip_bytes_per_s - t_compute_mb)
 
     t_mb = t_compute_mb + exposed_tp_mb + exposed_cp_mb + exposed_ep_mb
@@ -390,7 +390,7 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
     if not math.isfinite(step) or step <= 0:
         result["why"] = ("training not timed: the accelerators of this plan have no network path between them; "
                          "draw the links that join their servers")
-        result["fits"] = None  # memory fits (see memory_per_gpu_gb) but the step cannot be timed
+        result["fits"] = None  # memory fits (see memory_per_gpu_gib) but the step cannot be timed
         return _not_timed(result)
     result.update({
         "timed": True,
@@ -456,8 +456,8 @@ def auto_plan(fabric: Fabric, model: dict, comms: _Comms | None = None, overlap:
     comms = comms or _Comms(fabric)
     overlap = overlap or OVERLAP_DEFAULTS
     shape = _Shape(model)
-    capacity_gb, overhead_gb = _memory_budget(fabric)
-    capacity = capacity_gb * cal.MEMORY_USABLE_FRACTION
+    capacity_gib, overhead_gib = _memory_budget(fabric)
+    capacity = capacity_gib * cal.MEMORY_USABLE_FRACTION
     B = model["global_batch"]
     part = _part_id(fabric)
     peak = _peak_tflops(fabric, model.get("precision", "bf16")) * 1e12
@@ -476,7 +476,7 @@ def auto_plan(fabric: Fabric, model: dict, comms: _Comms | None = None, overlap:
         for zero in (1, 2, 3):
             for recompute in ("none", "full"):
                 candidate = {**plan, "zero": zero, "recompute": recompute}
-                mem = _memory(model, candidate, m, shape, overhead_gb)
+                mem = _memory(model, candidate, m, shape, overhead_gib)
                 if mem["total"] <= capacity:
                     break
             else:
@@ -528,17 +528,18 @@ def _untimed(fabric: Fabric, model: dict, plan, no_path: str) -> dict:
     out = {"model": model.get("name"), "plan": plan, "fits": None, "timed": False,
            "why": "training not timed: some accelerators have no network path to the others, so no plan "
                   f"spanning them can be timed ({no_path})",
-           **{k: None for k in _TIMED_KEYS}, "memory_per_gpu_gb": None}
+           **{k: None for k in _TIMED_KEYS}, "memory_per_gpu_gib": None}
     if isinstance(plan, dict):
         chosen = validate_plan(fabric, model, plan)
         m = math.ceil(model["global_batch"] / (chosen["dp"] * chosen["mb"]))
-        mem = memory(model, chosen, m)
-        capacity = _memory_gb(fabric) * cal.MEMORY_USABLE_FRACTION
-        out.update(plan=dict(chosen, auto=False), memory_per_gpu_gb=mem, memory_capacity_gb=rounded(_memory_gb(fabric)))
+        capacity_gib, overhead_gib = _memory_budget(fabric)
+        mem = memory(model, chosen, m, overhead_gib=overhead_gib)
+        capacity = capacity_gib * cal.MEMORY_USABLE_FRACTION
+        out.update(plan=dict(chosen, auto=False), memory_per_gpu_gib=mem, memory_capacity_gib=rounded(capacity_gib))
         if mem["total"] > capacity:
             # Not fitting is known and final; report.py and the app print `why` for it.
             out["fits"] = False
-            out["why"] = (f"needs {mem['total']:.1f} GB per GPU but {capacity:.1f} GB are usable; and " + out["why"])
+            out["why"] = (f"needs {mem['total']:.1f} GiB per GPU but {capacity:.1f} GiB are usable; and " + out["why"])
     return out
 
 
@@ -558,7 +559,7 @@ def training(fabric: Fabric, spec: dict) -> tuple[dict, dict]:
         part = _part_id(fabric)
         peak = _peak_tflops(fabric, model.get("precision", "bf16"))
         efficiency = cal.matmul_efficiency(part, model["hidden"])
-        result = streaming.weight_streaming(streamed, model, fabric.total_accelerators, peak, _memory_gb(fabric),
+        result = streaming.weight_streaming(streamed, model, fabric.total_accelerators, peak, _memory_gib(fabric),
                                             efficiency)
         return _described(result, model, None, streamed), {}  # the stream's overlap is the model itself
     comms = _Comms(fabric)
@@ -573,7 +574,7 @@ def training(fabric: Fabric, spec: dict) -> tuple[dict, dict]:
             return ({"model": model.get("name"), "plan": "auto", "fits": False, "timed": False,
                      "why": f"no plan of tp, pp, dp, cp, ep over {fabric.total_accelerators:,} accelerators fits in "
                             f"memory with a global batch of {model['global_batch']:,}",
-                     **{k: None for k in _TIMED_KEYS if k != "model_tflops_per_gpu"}, "memory_per_gpu_gb": None,
+                     **{k: None for k in _TIMED_KEYS if k != "model_tflops_per_gpu"}, "memory_per_gpu_gib": None,
                      "overlap": overlap, "memory_model": streamed.description if streamed else None},
                     {})
         chosen = best["plan"]

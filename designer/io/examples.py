@@ -61,7 +61,7 @@ def example_summaries(catalog=None) -> list[dict]:
             "description": design.description, "summary": first_sentence(design.description),
             "accelerators": inv.inventory(design, catalog, copies).accelerators,
             "bf16_pflops": compute.peak_tflops.get("bf16", 0) / 1000,
-            "pooled_tb": memory.pooled_gb / 1000,
+            "pooled_tib": memory.pooled_gib / 1024,
         })
     return rows
 

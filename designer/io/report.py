@@ -53,8 +53,8 @@ def performance_sections(result: Result) -> list[str]:
     if training.step_time_s is not None:
         for name, seconds in (("step_time_s", training.step_time_s), *training.step_parts()):
             lines.append(f"  {name[:-2].replace('_', ' '):<14} {seconds:.4g} s")
-        memory = training.memory_per_gpu_gb
-        lines.append("  memory per GPU " + ", ".join(f"{k} {v:.1f} GB" for k, v in memory.as_dict().items()))
+        memory = training.memory_per_gpu_gib
+        lines.append("  memory per GPU " + ", ".join(f"{k} {v:.1f} GiB" for k, v in memory.as_dict().items()))
         if isinstance(training.plan, Plan):
             figures = training.plan.as_dict()
             chosen = " (chosen by the auto plan)" if figures.pop("auto") else ""

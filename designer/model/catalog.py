@@ -81,7 +81,7 @@ _FIELDS: dict[str, dict[str, dict]] = {
     "accelerator": {
         "peak_tflops": {"type": "object", "additionalProperties": False,
                         "properties": {p: _figure(1e7, "TFLOPS") for p in PRECISIONS}},
-        "memory_gb": _figure(1e6, "GB"), "memory_type": {"enum": list(MEMORY_TYPES)},
+        "memory_gib": _figure(1e6, "GiB"), "memory_type": {"enum": list(MEMORY_TYPES)},
         "memory_bw_tb_per_s": _figure(1e6, "TB/s"), "power_w": _figure(1e6, "W"), "media": _MEDIA,
         "scale_up_medium": _ID, "scale_up_lanes": _count(0, 4096), "host_medium": _ID, "host_lanes": _count(0, 4096),
     },
@@ -124,7 +124,7 @@ _FIELDS: dict[str, dict[str, dict]] = {
 }
 # Fields each kind must have.
 _REQUIRED: dict[str, tuple[str, ...]] = {
-    "accelerator": ("memory_gb", "power_w"),
+    "accelerator": ("memory_gib", "power_w"),
     "cpu": ("cores", "power_w"),
     "nic": ("port_gbps", "ports"),
     "switch": ("ports", "port_gbps"),

@@ -37,12 +37,12 @@ def count(value: float) -> str:
     return f"{value:,.0f}"
 
 
-def memory_text(memory: MemoryPerGpu | None, capacity_gb: float | None) -> str:
-    """"61.5 GB of 80 GB (weights 17.5, gradients 17.5, …)"."""
+def memory_text(memory: MemoryPerGpu | None, capacity_gib: float | None) -> str:
+    """"61.5 GiB of 80 GiB (weights 17.5, gradients 17.5, …)": binary units, as the engine counts."""
     if memory is None:
         return NOT_COMPUTED
-    detail = ", ".join(f"{name} {gb:,.1f}" for name, gb in memory.parts() if gb)
-    text = f"{memory.total:,.1f} GB" + (f" of {capacity_gb:,.0f} GB" if capacity_gb else "")
+    detail = ", ".join(f"{name} {gib:,.1f}" for name, gib in memory.parts() if gib)
+    text = f"{memory.total:,.1f} GiB" + (f" of {capacity_gib:,.4g} GiB" if capacity_gib else "")
     return f"{text} ({detail})" if detail else text
 
 

@@ -28,7 +28,7 @@ STEP_PARTS = (  # (training field, label, colour key), in the engine's order (se
 )
 STEP_LABELS = {key: text for key, text, _ in STEP_PARTS}
 FIGURES = (("step_time_s", "Step time"), ("mfu", "MFU"), ("tflops_per_gpu", "Model TFLOP/s per GPU"),
-           ("tokens_per_s", "Tokens/s"), ("days", "Time to train"), ("memory_per_gpu_gb", "Memory per GPU"),
+           ("tokens_per_s", "Tokens/s"), ("days", "Time to train"), ("memory_per_gpu_gib", "Memory per GPU"),
            ("fits", "Fits in memory"), ("plan", "Plan"), ("exposed", "Exposed per step"),
            ("overlap", "Overlap assumed"), ("memory_model", "Memory model"))
 
@@ -89,7 +89,7 @@ class TrainingTab:
                                        if t.tokens_per_s is not None else NOT_COMPUTED)
         labels["days"].setText((f"{t.days:,.1f} days" + (f" for {count(t.tokens)} tokens" if t.tokens else ""))
                                if t.days is not None else NOT_COMPUTED)
-        labels["memory_per_gpu_gb"].setText(memory_text(t.memory_per_gpu_gb, t.memory_capacity_gb))
+        labels["memory_per_gpu_gib"].setText(memory_text(t.memory_per_gpu_gib, t.memory_capacity_gib))
         if t.fits is None:
             labels["fits"].setText(NOT_COMPUTED)
             labels["fits"].setStyleSheet("")
