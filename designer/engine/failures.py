@@ -27,6 +27,7 @@ import copy
 import re
 from dataclasses import dataclass, replace
 
+from designer.engine.network import build_fabric
 from designer.engine.result import Result, rounded
 from designer.engine.sections import Comparison, Degraded, Network, Plan
 from designer.engine.workloads import WorkloadError
@@ -318,24 +319,88 @@ def degraded_design(design: Design, catalog: Catalog, failures: list[Failure]) -
 
 # -- comparison -------------------------------------------------------------------------------
 
-def _bisection_estimate(network: Network) -> float | None:
-    """The engine's scale-out bisection from a result's boundary cuts, with copies counted as a
-    fraction where a failure left an uneven number (the engine rounds them down)."""
-    if network.scale_out is None:
+_SPLIT_TAG = re.compile(r"(?::f[0-9]+)+$")
+
+
+def _level_value(units: list[tuple[float, float, float]], half: float) -> float:
+    """Bisection across one containment level whose copies differ: `units` are (accelerators per
+    copy, copies, raw GB/s leaving one copy). The worst balanced split puts the copies with the
+    least bandwidth per accelerator on one side (a share of a copy where half falls inside it),
+    and what leaves that side bounds the cut."""
+    value, need = 0.0, half
+    for accelerators, copies, cut in sorted(units, key=lambda u: u[2] / u[0]):
+        taken = min(copies, need / accelerators)
+        value += taken * cut
+        need -= taken * accelerators
+        if need <= 1e-9:
+            break
+    return value
+
+
+def uneven_bisection(design: Design, catalog: Catalog, healthy: Network, degraded: Network) -> float | None:
+    """The scale-out bisection of a degraded design, computed on its fabric where its copies are
+    no longer alike (docs/goodput.md, "Bisection of a degraded design").
+
+    The engine's bisection (network.network_summary) is the smallest, over the containment levels
+    around its representative accelerator, of half the copies times what leaves one copy: exact
+    when every copy is alike. A failure that splits one copy out of a group (one leaf of one
+    scalable unit) leaves copies that differ, so each level is taken here over every copy of it
+    — the original items and the split-out ones (ids suffixed ":f1"...) — and the worst balanced
+    split weighs the weakest ones (`_level_value`). The levels are the healthy design's
+    (`healthy.boundaries`); the injection bound and a dragonfly's limit are the degraded
+    engine's, as seen from its representative accelerator."""
+    if degraded.scale_out is None or healthy.scale_out is None or healthy.scale_out.bisection_gb_per_s is None:
+        return degraded.scale_out.bisection_gb_per_s if degraded.scale_out else None
+    fabric = build_fabric(design, catalog)
+    total = fabric.total_accelerators
+    if fabric.rep is None or total < 2:
         return None
-    total = network.accelerators
-    domain = network.scale_up.domain_accelerators if network.scale_up else 1
+    chains = design.chains()
+    inside: dict[str, list[str]] = {}
+    for accelerator in fabric.accelerators:
+        for container in chains[accelerator.id][1:]:
+            inside.setdefault(container, []).append(accelerator.id)
+    domain = healthy.scale_up.domain_accelerators if healthy.scale_up else 1
+    levels = {b.item for b in healthy.boundaries
+              if b.item is not None and b.copies >= 2 and b.accelerators >= max(1, domain)
+              and healthy.accelerators / b.accelerators >= 2}
+    if not levels:
+        return degraded.scale_out.bisection_gb_per_s
+    variants: dict[str, list[str]] = {}
+    for container in inside:
+        base = _SPLIT_TAG.sub("", container)
+        if base in levels:
+            variants.setdefault(base, []).append(container)
+    crossing: dict[str, float] = {}
+    for link in fabric.links:
+        ends_a, ends_b = set(chains[link.a]), set(chains[link.b])
+        for container in ends_a ^ ends_b:
+            if container in inside:
+                crossing[container] = crossing.get(container, 0.0) + link.cap * link.instances
     best = None
-    for b in network.boundaries:
-        if b.cut_gb_per_s is None or b.item is None or b.copies < 2 or b.accelerators < max(1, domain):
+    for level in levels:
+        units, covered = [], 0
+        for container in variants.get(level, ()):
+            copies = fabric.copies[container]
+            accelerators = sum(fabric.copies[a] for a in inside[container])
+            covered += accelerators
+            units.append((accelerators / copies, copies, crossing.get(container, 0.0) / copies))
+        if not units or covered < total / 2:
             continue
-        copies = total / b.accelerators
-        if copies < 2:
-            continue
-        value = copies / 2 * b.cut_gb_per_s
+        if covered < total:
+            # Accelerators outside every copy of the level (a partial unit beside the full ones)
+            # count as their share of a copy like the first, as the engine counts them.
+            accelerators, _, cut = units[0]
+            units.append((accelerators, (total - covered) / accelerators, cut))
+        value = _level_value(units, total / 2)
         best = value if best is None else min(best, value)
-    if best is not None and network.scale_out.injection_gb_per_s:
-        best = min(best, total / 2 * network.scale_out.injection_gb_per_s)
+    if best is None:
+        return degraded.scale_out.bisection_gb_per_s
+    if degraded.scale_out.injection_gb_per_s:
+        best = min(best, total / 2 * degraded.scale_out.injection_gb_per_s)
+    dragonfly = degraded.shape.dragonfly if degraded.shape is not None else None
+    if dragonfly is not None:
+        best = min(best, dragonfly.bisection_gb_per_s)
     return best
 
 
@@ -351,14 +416,11 @@ def _largest_collective(result: Result):
     return max(rows, key=lambda r: r.bytes) if rows else None
 
 
-def comparisons(healthy: Result, degraded: Result) -> tuple[Comparison, ...]:
-    """Each compared figure, healthy next to degraded."""
+def comparisons(healthy: Result, degraded: Result, degraded_bisection: float | None) -> tuple[Comparison, ...]:
+    """Each compared figure, healthy next to degraded; `degraded_bisection` is the degraded
+    design's scale-out bisection (`uneven_bisection`)."""
     h_net, d_net = healthy.network, degraded.network
     h_bis = h_net.scale_out.bisection_gb_per_s if h_net.scale_out else None
-    d_bis = d_net.scale_out.bisection_gb_per_s if d_net.scale_out else None
-    estimate_h, estimate_d = _bisection_estimate(h_net), _bisection_estimate(d_net)
-    if h_bis is not None and estimate_h and estimate_d is not None:
-        d_bis = h_bis * estimate_d / estimate_h
     h_row, d_row = _largest_collective(healthy), _largest_collective(degraded)
     h_tr, d_tr = healthy.training, degraded.training
     h_gp, d_gp = healthy.goodput, degraded.goodput
@@ -368,7 +430,7 @@ def comparisons(healthy: Result, degraded: Result) -> tuple[Comparison, ...]:
 
     rows = [
         ("Accelerators in the job", "", h_net.accelerators, d_net.accelerators),
-        ("Scale-out bisection", "GB/s", h_bis, rounded(d_bis)),
+        ("Scale-out bisection", "GB/s", h_bis, rounded(degraded_bisection)),
         ("Scale-up domain bisection", "GB/s", h_net.scale_up.bisection_gb_per_s if h_net.scale_up else None,
          d_net.scale_up.bisection_gb_per_s if d_net.scale_up else None),
         ("Worst oversubscription", ":1", _worst_oversubscription(h_net), _worst_oversubscription(d_net)),
@@ -417,7 +479,8 @@ def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, 
         plan_note = "the healthy plan no longer fits: the best plan that does"
     plan = result.training.plan if isinstance(result.training.plan, Plan | str) else None
     why = "; ".join(filter(None, (note, plan_note))) or None
-    return Degraded(texts, result.network.accelerators, cut_off, comparisons(healthy, result), plan, why=why)
+    bisection = uneven_bisection(broken, catalog, healthy.network, result.network)
+    return Degraded(texts, result.network.accelerators, cut_off, comparisons(healthy, result, bisection), plan, why=why)
 
 
 # -- blast radius -----------------------------------------------------------------------------
