@@ -252,6 +252,23 @@ def _compute_mb(shape: _Shape, plan: dict, part: str, peak: float, passes: float
     return t
 
 
+def _sharded_exposed(t_ag: float, t_rs: float, forward: float, backward: float, units: int, hide: bool) -> float:
+    """Exposed seconds of one micro-batch's ZeRO-3 / FSDP traffic. The parameters are gathered one
+    unit (a layer) at a time, just before its forward and again before its backward, and each
+    unit's gradients are reduce-scattered after its backward (ZeRO, Rajbhandari et al. 2020,
+    arXiv:1910.02054, sections 5.3 and 7.2.2; PyTorch FSDP, Zhao et al. 2023, arXiv:2304.11277,
+    "Communication Optimizations": one all-gather per FSDP unit, prefetched one unit ahead): every
+    unit pays its own collective's latency (`t_ag`, `t_rs` are one unit's). Overlapped, a unit's
+    gather runs under the previous unit's compute and its reduce-scatter under the next one's, so a
+    pass hides at most all but one unit's compute: the first gather of each pass and the last
+    reduce-scatter have nothing to run under, and what does not fit under a unit's compute waits."""
+    if not hide:
+        return units * (2 * t_ag + t_rs)
+    f, b = forward / units, backward / units
+    return (t_ag + (units - 1) * max(0.0, t_ag - f)
+            + t_ag + (units - 1) * max(0.0, t_ag + t_rs - b) + t_rs)
+
+
 def overlap_of(spec: dict | None) -> dict:
     """The overlap assumptions: the given ones over the defaults."""
     return {**OVERLAP_DEFAULTS, **(spec or {})}
@@ -351,11 +368,17 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
     dp_timing, exposed_dp = None, 0.0
     hide = overlap["dp"] == "full"
     zero = plan["zero"]
-    for n, stride, params in ((dp * cp, tp, dense), (dp * cp // ep, tp * ep, expert)):
+    for n, stride, params, units in ((dp * cp, tp, dense, layers_per_stage),
+                                     (dp * cp // ep, tp * ep, expert, math.ceil(shape.L_moe / pp))):
         if n < 2 or params <= 0:
             continue
         size = cal.GRADIENT_BYTES * params
-        if zero == 0:
+        if zero == 3:
+            rs = comms.best("reduce-scatter", n, size / units, stride)
+            dp_timing = dp_timing or rs
+            exposed = m * _sharded_exposed(_seconds(comms.best("allgather", n, size / units, stride)), _seconds(rs),
+                                           forward_mb, backward_mb, units, hide)
+        elif zero == 0:
             ar = comms.best("allreduce", n, size, stride)
             dp_timing = dp_timing or ar
             exposed = max(0.0, _seconds(ar) - (backward_mb if hide else 0.0))
@@ -366,10 +389,8 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
             f, b = (forward_mb, backward_mb) if hide else (0.0, 0.0)
             if zero == 1:
                 exposed = max(0.0, t_rs - b) + max(0.0, t_ag - f)
-            elif zero == 2:  # gradients reduce-scattered every micro-batch
+            else:  # ZeRO-2: gradients reduce-scattered every micro-batch
                 exposed = m * max(0.0, t_rs - b) + max(0.0, t_ag - f)
-            else:  # weights gathered for every forward and backward
-                exposed = m * (max(0.0, t_ag - f) + max(0.0, t_ag + t_rs - b))
         exposed_dp += exposed
 
     # Off-chip weight memory (Dojo's DIP HBM): what one micro-batch streams, under its compute.
