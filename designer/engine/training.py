@@ -35,8 +35,9 @@ PLAN_DEFAULTS = {"tp": 1, "pp": 1, "vp": 1, "cp": 1, "sp": 0, "ep": 1, "mb": 1, 
 #   pipelined GEMM splits), "full" all of it up to the compute it hides behind.
 # - dp: full — Megatron-LM's --overlap-grad-reduce / --overlap-param-gather (on in NeMo's and
 #   Megatron's published recipes): the gradient reduce-scatter runs under the last micro-batch's
-#   backward, the parameter all-gather under the first micro-batch's forward (ZeRO-2/3: every
-#   micro-batch's). "none": both after the backward, exposed.
+#   backward, the parameter all-gather under the first micro-batch's forward (ZeRO-2: the
+#   reduce-scatter every micro-batch; ZeRO-3: layer by layer, `_sharded_exposed`). "none": both
+#   exposed.
 # - pp: full — Megatron-LM's --overlap-p2p-communication (its default): sends and receives run
 #   under the next micro-batch's compute, exposed only while the pipeline fills and drains.
 # - cp: full — ring attention (Liu et al. 2023; Megatron-Core's context parallelism) passes the
