@@ -98,3 +98,15 @@ def test_each_layer_pays_its_own_collective_latency(two_dgx):
     single = training.evaluate_plan(two_dgx, one_layer, chosen, overlap=training.overlap_of({"dp": "none"}))
     bytes_time = 3 * 4 * 2 * (3 * LAYER_PARAMETERS) / 8 / 2 / 23.5e9  # m × 3 collectives × 3 layers' bytes
     assert four - single["exposed_dp_s"] == pytest.approx(bytes_time + 4 * 3 * 3 * (8.4 + 14) * US, rel=REL)
+
+
+def test_link_load_of_zero3_is_one_layers_collective_over_its_time(two_dgx):
+    """The data-parallel phase's link load is one layer's reduce-scatter over that collective's
+    time: each GPU's HDR NIC carries half the layer's bytes at 25 GB/s raw."""
+    _, utilization = training.training(two_dgx, {"model": MODEL, "plan": {"tp": 8, "pp": 1, "mb": 1, "zero": 3,
+                                                                           "recompute": "none"}})
+    phase = next(p for p in utilization["phases"] if p.phase == "training dp")
+    size = 2 * (4 * LAYER_PARAMETERS + EMBEDDING) / 8 / 4
+    seconds = 8.4 * US + 14 * US + size / 2 / 23.5e9
+    nic_load = max(load.utilization for load in phase.links if load.tier == "scale-out")
+    assert nic_load == pytest.approx(size / 2 / 25e9 / seconds, rel=REL)

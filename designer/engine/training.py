@@ -366,7 +366,7 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
     # Data parallel over dp × cp ranks (experts: over those holding the same experts).
     dense, expert = _parameters_per_gpu(shape, plan)
     forward_mb, backward_mb = t_compute_mb / passes, t_compute_mb * (passes - 1) / passes
-    dp_timing, exposed_dp = None, 0.0
+    dp_timing, dp_bytes, exposed_dp = None, 0.0, 0.0  # the first group's collective and its message
     hide = overlap["dp"] == "full"
     zero = plan["zero"]
     for n, stride, params, units in ((dp * cp, tp, dense, layers_per_stage),
@@ -374,24 +374,22 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
         if n < 2 or params <= 0:
             continue
         size = cal.GRADIENT_BYTES * params
-        if zero == 3:
-            rs = comms.best("reduce-scatter", n, size / units, stride)
-            dp_timing = dp_timing or rs
-            exposed = m * _sharded_exposed(_seconds(comms.best("allgather", n, size / units, stride)), _seconds(rs),
-                                           forward_mb, backward_mb, units, hide)
-        elif zero == 0:
-            ar = comms.best("allreduce", n, size, stride)
-            dp_timing = dp_timing or ar
-            exposed = max(0.0, _seconds(ar) - (backward_mb if hide else 0.0))
+        message = size / units if zero == 3 else size  # ZeRO-3 moves one layer at a time
+        if zero == 0:
+            timing = comms.best("allreduce", n, size, stride)
+            exposed = max(0.0, _seconds(timing) - (backward_mb if hide else 0.0))
         else:
-            rs, ag = comms.best("reduce-scatter", n, size, stride), comms.best("allgather", n, size, stride)
-            dp_timing = dp_timing or rs
-            t_rs, t_ag = _seconds(rs), _seconds(ag)
+            timing = comms.best("reduce-scatter", n, message, stride)
+            t_rs, t_ag = _seconds(timing), _seconds(comms.best("allgather", n, message, stride))
             f, b = (forward_mb, backward_mb) if hide else (0.0, 0.0)
             if zero == 1:
                 exposed = max(0.0, t_rs - b) + max(0.0, t_ag - f)
-            else:  # ZeRO-2: gradients reduce-scattered every micro-batch
+            elif zero == 2:  # gradients reduce-scattered every micro-batch
                 exposed = m * max(0.0, t_rs - b) + max(0.0, t_ag - f)
+            else:
+                exposed = m * _sharded_exposed(t_ag, t_rs, forward_mb, backward_mb, units, hide)
+        if dp_timing is None:
+            dp_timing, dp_bytes = timing, message
         exposed_dp += exposed
 
     # Off-chip weight memory (Dojo's DIP HBM): what one micro-batch streams, under its compute.
@@ -428,7 +426,7 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
     })
     if detail:
         result["_phases"] = {"tp": (tp_timing, act_bytes), "cp": (cp_timing, kv_bytes), "ep": (ep_timing, a2a_bytes),
-                             "pp": (pp_timing, p2p_bytes), "dp": (dp_timing, cal.GRADIENT_BYTES * dense)}
+                             "pp": (pp_timing, p2p_bytes), "dp": (dp_timing, dp_bytes)}
     return result
 
 
