@@ -35,8 +35,9 @@ PLAN_DEFAULTS = {"tp": 1, "pp": 1, "vp": 1, "cp": 1, "sp": 0, "ep": 1, "mb": 1, 
 #   pipelined GEMM splits), "full" all of it up to the compute it hides behind.
 # - dp: full — Megatron-LM's --overlap-grad-reduce / --overlap-param-gather (on in NeMo's and
 #   Megatron's published recipes): the gradient reduce-scatter runs under the last micro-batch's
-#   backward, the parameter all-gather under the first micro-batch's forward (ZeRO-2/3: every
-#   micro-batch's). "none": both after the backward, exposed.
+#   backward, the parameter all-gather under the first micro-batch's forward (ZeRO-2: the
+#   reduce-scatter every micro-batch; ZeRO-3: layer by layer, `_sharded_exposed`). "none": both
+#   exposed.
 # - pp: full — Megatron-LM's --overlap-p2p-communication (its default): sends and receives run
 #   under the next micro-batch's compute, exposed only while the pipeline fills and drains.
 # - cp: full — ring attention (Liu et al. 2023; Megatron-Core's context parallelism) passes the
@@ -252,6 +253,23 @@ def _compute_mb(shape: _Shape, plan: dict, part: str, peak: float, passes: float
     return t
 
 
+def _sharded_exposed(t_ag: float, t_rs: float, forward: float, backward: float, units: int, hide: bool) -> float:
+    """Exposed seconds of one micro-batch's ZeRO-3 / FSDP traffic. The parameters are gathered one
+    unit (a layer) at a time, just before its forward and again before its backward, and each
+    unit's gradients are reduce-scattered after its backward (ZeRO, Rajbhandari et al. 2020,
+    arXiv:1910.02054, sections 5.3 and 7.2.2; PyTorch FSDP, Zhao et al. 2023, arXiv:2304.11277,
+    "Communication Optimizations": one all-gather per FSDP unit, prefetched one unit ahead): every
+    unit pays its own collective's latency (`t_ag`, `t_rs` are one unit's). Overlapped, a unit's
+    gather runs under the previous unit's compute and its reduce-scatter under the next one's, so a
+    pass hides at most all but one unit's compute: the first gather of each pass and the last
+    reduce-scatter have nothing to run under, and what does not fit under a unit's compute waits."""
+    if not hide:
+        return units * (2 * t_ag + t_rs)
+    f, b = forward / units, backward / units
+    return (t_ag + (units - 1) * max(0.0, t_ag - f)
+            + t_ag + (units - 1) * max(0.0, t_ag + t_rs - b) + t_rs)
+
+
 def overlap_of(spec: dict | None) -> dict:
     """The overlap assumptions: the given ones over the defaults."""
     return {**OVERLAP_DEFAULTS, **(spec or {})}
@@ -348,28 +366,30 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
     # Data parallel over dp × cp ranks (experts: over those holding the same experts).
     dense, expert = _parameters_per_gpu(shape, plan)
     forward_mb, backward_mb = t_compute_mb / passes, t_compute_mb * (passes - 1) / passes
-    dp_timing, exposed_dp = None, 0.0
+    dp_timing, dp_bytes, exposed_dp = None, 0.0, 0.0  # the first group's collective and its message
     hide = overlap["dp"] == "full"
     zero = plan["zero"]
-    for n, stride, params in ((dp * cp, tp, dense), (dp * cp // ep, tp * ep, expert)):
+    for n, stride, params, units in ((dp * cp, tp, dense, layers_per_stage),
+                                     (dp * cp // ep, tp * ep, expert, math.ceil(shape.L_moe / pp))):
         if n < 2 or params <= 0:
             continue
         size = cal.GRADIENT_BYTES * params
+        message = size / units if zero == 3 else size  # ZeRO-3 moves one layer at a time
         if zero == 0:
-            ar = comms.best("allreduce", n, size, stride)
-            dp_timing = dp_timing or ar
-            exposed = max(0.0, _seconds(ar) - (backward_mb if hide else 0.0))
+            timing = comms.best("allreduce", n, size, stride)
+            exposed = max(0.0, _seconds(timing) - (backward_mb if hide else 0.0))
         else:
-            rs, ag = comms.best("reduce-scatter", n, size, stride), comms.best("allgather", n, size, stride)
-            dp_timing = dp_timing or rs
-            t_rs, t_ag = _seconds(rs), _seconds(ag)
+            timing = comms.best("reduce-scatter", n, message, stride)
+            t_rs, t_ag = _seconds(timing), _seconds(comms.best("allgather", n, message, stride))
             f, b = (forward_mb, backward_mb) if hide else (0.0, 0.0)
             if zero == 1:
                 exposed = max(0.0, t_rs - b) + max(0.0, t_ag - f)
             elif zero == 2:  # gradients reduce-scattered every micro-batch
                 exposed = m * max(0.0, t_rs - b) + max(0.0, t_ag - f)
-            else:  # weights gathered for every forward and backward
-                exposed = m * (max(0.0, t_ag - f) + max(0.0, t_ag + t_rs - b))
+            else:
+                exposed = m * _sharded_exposed(t_ag, t_rs, forward_mb, backward_mb, units, hide)
+        if dp_timing is None:
+            dp_timing, dp_bytes = timing, message
         exposed_dp += exposed
 
     # Off-chip weight memory (Dojo's DIP HBM): what one micro-batch streams, under its compute.
@@ -406,7 +426,7 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
     })
     if detail:
         result["_phases"] = {"tp": (tp_timing, act_bytes), "cp": (cp_timing, kv_bytes), "ep": (ep_timing, a2a_bytes),
-                             "pp": (pp_timing, p2p_bytes), "dp": (dp_timing, cal.GRADIENT_BYTES * dense)}
+                             "pp": (pp_timing, p2p_bytes), "dp": (dp_timing, dp_bytes)}
     return result
 
 
