@@ -24,12 +24,15 @@ cuts off and how many more lose bandwidth.
 from __future__ import annotations
 
 import copy
+import math
 import re
 from dataclasses import dataclass, replace
 
-from designer.engine.network import build_fabric
+from designer.engine.network import build_fabric, server_paths
 from designer.engine.result import Result, rounded
 from designer.engine.sections import Comparison, Degraded, Network, Plan
+from designer.engine.shapes import classify as classify_shape
+from designer.engine.shapes import dragonfly_group
 from designer.engine.workloads import WorkloadError
 from designer.model.catalog import Catalog
 from designer.model.design import Design, Link
@@ -347,8 +350,8 @@ def uneven_bisection(design: Design, catalog: Catalog, healthy: Network, degrade
     scalable unit) leaves copies that differ, so each level is taken here over every copy of it
     — the original items and the split-out ones (ids suffixed ":f1"...) — and the worst balanced
     split weighs the weakest ones (`_level_value`). The levels are the healthy design's
-    (`healthy.boundaries`); the injection bound and a dragonfly's limit are the degraded
-    engine's, as seen from its representative accelerator."""
+    (`healthy.boundaries`); the injection bound (`_injection_limit`) and a dragonfly's limit
+    (`_dragonfly_limit`) weigh the weakest half of the servers and of the groups alike."""
     if degraded.scale_out is None or healthy.scale_out is None or healthy.scale_out.bisection_gb_per_s is None:
         return degraded.scale_out.bisection_gb_per_s if degraded.scale_out else None
     fabric = build_fabric(design, catalog)
@@ -396,12 +399,62 @@ def uneven_bisection(design: Design, catalog: Catalog, healthy: Network, degrade
         best = value if best is None else min(best, value)
     if best is None:
         return degraded.scale_out.bisection_gb_per_s
-    if degraded.scale_out.injection_gb_per_s:
-        best = min(best, total / 2 * degraded.scale_out.injection_gb_per_s)
-    dragonfly = degraded.shape.dragonfly if degraded.shape is not None else None
+    injection = _injection_limit(fabric, chains)
+    if injection:
+        best = min(best, injection)
+    dragonfly = _dragonfly_limit(fabric, chains, inside, crossing)
     if dragonfly is not None:
-        best = min(best, dragonfly.bisection_gb_per_s)
+        best = min(best, dragonfly)
     return best
+
+
+def _injection_limit(fabric, chains: dict) -> float:
+    """What the weakest half of the accelerators can inject into the scale-out network: the
+    servers split out by a failure at their own injection (one NIC fewer: 7/8), every other one
+    at the injection of a server no failure split."""
+    items = fabric.design.items
+    servers: dict[str, str] = {}  # server → one of its accelerators
+    for accelerator in fabric.accelerators:
+        server = next((i for i in chains[accelerator.id] if items[i].kind == "server"), accelerator.id)
+        servers.setdefault(server, accelerator.id)
+    whole = next((a for s, a in servers.items() if not _SPLIT_TAG.search(s)), None)
+    units, covered = [], 0
+    for server, accelerator in servers.items():
+        if _SPLIT_TAG.search(server):
+            per_copy = sum(fabric.copies[a.id] for a in fabric.accelerators
+                           if a.parent == items[accelerator].parent) / fabric.copies[server]
+            units.append((per_copy, fabric.copies[server], per_copy * server_paths(fabric, accelerator)[2]))
+            covered += per_copy * fabric.copies[server]
+    total = fabric.total_accelerators
+    if covered < total:
+        raw = server_paths(fabric, whole)[2] if whole is not None else fabric.out_raw
+        units.append((1, total - covered, raw))
+    return _level_value(units, total / 2)
+
+
+def _dragonfly_limit(fabric, chains: dict, inside: dict, crossing: dict) -> float | None:
+    """A dragonfly's bisection with groups that differ: between two groups run
+    global links as many as the weaker of the two has per other group (its global bandwidth ÷
+    (groups − 1)), so the worst even split puts the weakest half of the groups on one side and
+    every one of them meets each of the G/2 groups across: (G/2) / (G − 1) × the weakest half's
+    global bandwidth (× ½ under forced Valiant routing, as the engine's figure). With every group
+    alike it is the engine's (G/2)² × global / (G − 1)."""
+    classify_shape(fabric)
+    k = dragonfly_group(fabric)
+    if k is None or k == 0:
+        return None
+    group = fabric.boundaries[k]
+    groups = math.ceil(fabric.total_accelerators / group.accelerators)
+    if groups < 2:
+        return None
+    base = _SPLIT_TAG.sub("", group.item)
+    units = [(1, fabric.copies[c], crossing.get(c, 0.0) / fabric.copies[c])
+             for c in inside if _SPLIT_TAG.sub("", c) == base]
+    drawn = sum(copies for _, copies, _ in units)
+    if drawn < groups:
+        # Groups drawn apart (a partial group) count like the first, as the engine counts them.
+        units.append((1, groups - drawn, units[0][2]))
+    return groups / 2 / (groups - 1) * _level_value(units, groups / 2) * group.uniform_share
 
 
 def _worst_oversubscription(network: Network) -> float | None:
@@ -456,6 +509,16 @@ def comparisons(healthy: Result, degraded: Result, degraded_bisection: float | N
     return tuple(Comparison(name, unit, h, d) for name, unit, h, d in rows)
 
 
+def split_out_accelerators(healthy: Design, broken: Design) -> list[str]:
+    """The accelerators of the degraded design in copies split out by a failure (an item of their
+    chain is not in the healthy design: `su:f1.node...`): the copies that may be weaker than the
+    representative's, which the degraded evaluation times collectives on (`network.build_fabric`'s
+    `slowest_of`)."""
+    chains = broken.chains()
+    return [item_id for item_id, item in broken.items.items()
+            if item.kind == "accelerator" and any(i not in healthy.items for i in chains[item_id])]
+
+
 def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, evaluate, model: dict) -> Degraded:
     """Evaluate the design with its failures (`settings["failures"]`) applied, next to `healthy`.
     `evaluate` is the engine's entry point (passed in: it calls this module); `model` the healthy
@@ -467,15 +530,16 @@ def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, 
     except DesignError as exc:
         return Degraded(texts, healthy.network.accelerators, 0, (), None, why=str(exc))
     training = {**(workload.get("training") or {}), "model": model}
+    slowest = split_out_accelerators(design, broken)
     plan_note = None
     try:
-        result = evaluate(broken, catalog, {**workload, "training": training})
+        result = evaluate(broken, catalog, {**workload, "training": training}, slowest_of=slowest)
         fitted = result.training.timed or training.get("plan") in (None, "auto")
     except WorkloadError:
         fitted = False
     if not fitted:
         # A fixed plan sized for the healthy design: the best plan for what is left.
-        result = evaluate(broken, catalog, {**workload, "training": {**training, "plan": "auto"}})
+        result = evaluate(broken, catalog, {**workload, "training": {**training, "plan": "auto"}}, slowest_of=slowest)
         plan_note = "the healthy plan no longer fits: the best plan that does"
     plan = result.training.plan if isinstance(result.training.plan, Plan | str) else None
     why = "; ".join(filter(None, (note, plan_note))) or None
@@ -543,7 +607,7 @@ class BlastIndex:
 
     def nic_sharers(self, accelerator: str) -> set[str]:
         """The accelerators whose scale-out traffic shares `accelerator`'s NICs: as the engine
-        routes it (network._per_gpu, NCCL's PXN), the accelerators of one server joined by links
+        routes it (network.server_paths, NCCL's PXN), the accelerators of one server joined by links
         inside it through accelerators and on-board switches send over all the server's NICs."""
         items = self.design.items
         server = next((i for i in self.chains[accelerator] if items[i].kind == "server"), None)
