@@ -418,11 +418,13 @@ def _injection_limit(fabric, chains: dict) -> float:
         server = next((i for i in chains[accelerator.id] if items[i].kind == "server"), accelerator.id)
         servers.setdefault(server, accelerator.id)
     whole = next((a for s, a in servers.items() if not _SPLIT_TAG.search(s)), None)
+    held: dict[str, int] = {}
+    for accelerator in fabric.accelerators:
+        held[accelerator.parent] = held.get(accelerator.parent, 0) + fabric.copies[accelerator.id]
     units, covered = [], 0
     for server, accelerator in servers.items():
         if _SPLIT_TAG.search(server):
-            per_copy = sum(fabric.copies[a.id] for a in fabric.accelerators
-                           if a.parent == items[accelerator].parent) / fabric.copies[server]
+            per_copy = held[items[accelerator].parent] / fabric.copies[server]
             units.append((per_copy, fabric.copies[server], per_copy * server_paths(fabric, accelerator)[2]))
             covered += per_copy * fabric.copies[server]
     total = fabric.total_accelerators
@@ -509,14 +511,27 @@ def comparisons(healthy: Result, degraded: Result, degraded_bisection: float | N
     return tuple(Comparison(name, unit, h, d) for name, unit, h, d in rows)
 
 
-def split_out_accelerators(healthy: Design, broken: Design) -> list[str]:
-    """The accelerators of the degraded design in copies split out by a failure (an item of their
-    chain is not in the healthy design: `su:f1.node...`): the copies that may be weaker than the
-    representative's, which the degraded evaluation times collectives on (`network.build_fabric`'s
-    `slowest_of`)."""
+def weakened_accelerators(healthy: Design, broken: Design, failures: list[Failure]) -> list[str]:
+    """The accelerators of the degraded design whose surroundings a failure may have left weaker
+    than the representative's: those in copies a failure split out (an item of their chain is
+    not in the healthy design: `su:f1`, `su.node:f1:f2`) and those inside a container that held a
+    failed item or a failed link's end (a switch drawn once in one group of a flat drawing). The
+    degraded evaluation times collectives and the step on the slowest of them
+    (`network.build_fabric`'s `slowest_of`). A failed medium thins every link of it alike."""
+    healthy_chains = healthy.chains()
+    touched: set[str] = set()
+    for failure in failures:
+        if failure.target in healthy.items:
+            ends = (failure.target,)
+        elif failure.target in healthy.links:
+            ends = (healthy.links[failure.target].a, healthy.links[failure.target].b)
+        else:
+            ends = ()
+        for end in ends:
+            touched.update(c for c in healthy_chains[end][1:] if c in broken.items)
     chains = broken.chains()
-    return [item_id for item_id, item in broken.items.items()
-            if item.kind == "accelerator" and any(i not in healthy.items for i in chains[item_id])]
+    return [item_id for item_id, item in broken.items.items() if item.kind == "accelerator"
+            and any(i not in healthy.items or i in touched for i in chains[item_id])]
 
 
 def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, evaluate, model: dict) -> Degraded:
@@ -530,7 +545,7 @@ def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, 
     except DesignError as exc:
         return Degraded(texts, healthy.network.accelerators, 0, (), None, why=str(exc))
     training = {**(workload.get("training") or {}), "model": model}
-    slowest = split_out_accelerators(design, broken)
+    slowest = weakened_accelerators(design, broken, failures)
     plan_note = None
     try:
         result = evaluate(broken, catalog, {**workload, "training": training}, slowest_of=slowest)

@@ -332,6 +332,16 @@ def _own_paths(fabric: Fabric, nb: dict, acc: str) -> tuple:
     return up, up_links, out_raw, out_eff, out_links
 
 
+def _by_parent(fabric: Fabric) -> dict[str | None, list[str]]:
+    """parent id → the fabric's accelerators drawn in it, in topology order (built once)."""
+    cached = fabric.__dict__.get("_by_parent")
+    if cached is None:
+        cached = fabric.__dict__["_by_parent"] = {}
+        for a in fabric.accelerators:
+            cached.setdefault(a.parent, []).append(a.id)
+    return cached
+
+
 def _scale_up_joined(fabric: Fabric, nb: dict, start: str, members: set) -> set:
     """The members reachable from `start` over scale-up links (through accelerators and switches)."""
     items = fabric.design.items
@@ -362,8 +372,7 @@ def server_paths(fabric: Fabric, accelerator: str, chain=None) -> tuple[float, l
     nb = _neighbours(fabric)
     server = next((i for i in chain(accelerator) if items[i].kind == "server"), None)
     # Accelerators alike to this one (same server): the ring is as fast as the slowest.
-    peers = [a.id for a in fabric.accelerators
-             if server is None or items[a.id].parent == items[accelerator].parent] or [accelerator]
+    peers = (_by_parent(fabric).get(items[accelerator].parent) if server is not None else None) or [accelerator]
     own = {acc: _own_paths(fabric, nb, acc) for acc in peers}
     best_up = min(((own[a][0], own[a][1]) for a in peers), key=lambda x: x[0])
     members = set(peers)
