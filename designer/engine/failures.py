@@ -557,7 +557,7 @@ def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, 
         result = evaluate(broken, catalog, {**workload, "training": {**training, "plan": "auto"}}, slowest_of=slowest)
         plan_note = "the healthy plan no longer fits: the best plan that does"
     plan = result.training.plan if isinstance(result.training.plan, Plan | str) else None
-    untimed = None if result.training.timed else result.training.why
+    untimed = None if result.training.timed or not result.network.accelerators else result.training.why
     why = "; ".join(filter(None, (note, plan_note, untimed))) or None
     bisection = uneven_bisection(broken, catalog, healthy.network, result.network)
     return Degraded(texts, result.network.accelerators, cut_off, comparisons(healthy, result, bisection), plan, why=why)
