@@ -163,3 +163,29 @@ def test_frontier_one_switch_of_one_group():
     time, _ = allreduce(degraded)
     assert time.change == 0
     assert "no plan" in degraded.why  # 37,616 = 16 × 2,351 GPUs: no plan tiles them with a batch of 2,048
+
+
+def test_frontier_a_flat_drawn_group_is_weighed_too():
+    """The partial group (64 servers) is drawn apart, its items once each: a failure there splits
+    nothing. One switch of it (`pg.b5.sw`, 9 global links) leaves it 7,075 GB/s of global links
+    and cuts its 2 servers off: the same 37 / 73 × (7,075 + 36 × 7,300) = 136,786 GB/s.
+
+    One NIC of a node in it (`pg.b5.node.nic0`, both copies of that node): the node's 4 GPUs
+    share 3 × 24.25 GB/s, 18.19 each, and the injection-bound allreduce tree (4 ranks per node,
+    9,408 nodes; latency 8.4 µs + 2 × (3 steps inside the node + ⌈log2 9,408⌉ = 14 × 14 µs))
+    takes 4/3 of its bandwidth time: 0.193 s → 0.257 s, as for the same NIC in a replicated
+    group (`g.b5.node.nic0:1`)."""
+    catalog = default_catalog()
+    design = load_design(resolve_design_path("frontier-mi250x"), catalog)
+    switch = what_if(design, Failure("pg.b5.sw"))
+    assert switch.cut_off == 8
+    assert switch.figure("Scale-out bisection").degraded == pytest.approx(37 / 73 * (7_075 + 36 * 7_300), abs=0.5)
+    latency = cal.BASE_LATENCY["tree"]["Simple"] + 2 * (
+        3 * cal.SCALE_UP_STEP_LATENCY["Simple"] + math.ceil(math.log2(9_408)) * cal.NET_STEP_LATENCY["tree"]["Simple"])
+    for failure in (Failure("pg.b5.node.nic0"), Failure("g.b5.node.nic0", 1)):
+        design = load_design(resolve_design_path("frontier-mi250x"), catalog)
+        degraded = what_if(design, failure)
+        assert degraded.figure("Scale-out injection per accelerator (achieved)").degraded == 3 * 24.25 / 4
+        time, _ = allreduce(degraded)
+        assert time.degraded == pytest.approx(latency + (time.healthy - latency) * 4 / 3, rel=1e-4)
+        assert time.degraded == pytest.approx(0.2571, abs=1e-4)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import copy
 import math
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 from designer.engine.network import build_fabric, server_paths
@@ -340,7 +341,8 @@ def _level_value(units: list[tuple[float, float, float]], half: float) -> float:
     return value
 
 
-def uneven_bisection(design: Design, catalog: Catalog, healthy: Network, degraded: Network) -> float | None:
+def uneven_bisection(design: Design, catalog: Catalog, healthy: Network, degraded: Network,
+                     weakened: Collection[str] = ()) -> float | None:
     """The scale-out bisection of a degraded design, computed on its fabric where its copies are
     no longer alike (docs/goodput.md, "Bisection of a degraded design").
 
@@ -351,7 +353,9 @@ def uneven_bisection(design: Design, catalog: Catalog, healthy: Network, degrade
     — the original items and the split-out ones (ids suffixed ":f1"...) — and the worst balanced
     split weighs the weakest ones (`_level_value`). The levels are the healthy design's
     (`healthy.boundaries`); the injection bound (`_injection_limit`) and a dragonfly's limit
-    (`_dragonfly_limit`) weigh the weakest half of the servers and of the groups alike."""
+    (`_dragonfly_limit`) weigh the weakest half of the servers and of the groups alike.
+    `weakened` (`weakened_accelerators`) adds, to each level, the container at its depth in their
+    chains: a copy drawn apart that a failure touched (a switch of the partial Frontier group)."""
     if degraded.scale_out is None or healthy.scale_out is None or healthy.scale_out.bisection_gb_per_s is None:
         return degraded.scale_out.bisection_gb_per_s if degraded.scale_out else None
     fabric = build_fabric(design, catalog)
@@ -374,6 +378,18 @@ def uneven_bisection(design: Design, catalog: Catalog, healthy: Network, degrade
         base = _SPLIT_TAG.sub("", container)
         if base in levels:
             variants.setdefault(base, []).append(container)
+    present = {a.id for a in fabric.accelerators}
+    for members in variants.values():
+        first = members[0]
+        depth = len(chains[inside[first][0]]) - len(chains[first])
+        for accelerator in weakened:
+            chain = chains.get(accelerator)
+            if accelerator not in present or depth >= len(chain):
+                continue
+            counterpart = chain[depth]
+            if (design.items[counterpart].kind == design.items[first].kind
+                    and not any(m in chains[counterpart] or counterpart in chains[m] for m in members)):
+                members.append(counterpart)
     crossing: dict[str, float] = {}
     for link in fabric.links:
         ends_a, ends_b = set(chains[link.a]), set(chains[link.b])
@@ -402,7 +418,7 @@ def uneven_bisection(design: Design, catalog: Catalog, healthy: Network, degrade
     injection = _injection_limit(fabric, chains)
     if injection:
         best = min(best, injection)
-    dragonfly = _dragonfly_limit(fabric, chains, inside, crossing)
+    dragonfly = _dragonfly_limit(fabric, variants, crossing)
     if dragonfly is not None:
         best = min(best, dragonfly)
     return best
@@ -434,7 +450,7 @@ def _injection_limit(fabric, chains: dict) -> float:
     return _level_value(units, total / 2)
 
 
-def _dragonfly_limit(fabric, chains: dict, inside: dict, crossing: dict) -> float | None:
+def _dragonfly_limit(fabric, variants: dict[str, list[str]], crossing: dict) -> float | None:
     """A dragonfly's bisection with groups that differ: between two groups run
     global links as many as the weaker of the two has per other group (its global bandwidth ÷
     (groups − 1)), so the worst even split puts the weakest half of the groups on one side and
@@ -449,9 +465,8 @@ def _dragonfly_limit(fabric, chains: dict, inside: dict, crossing: dict) -> floa
     groups = math.ceil(fabric.total_accelerators / group.accelerators)
     if groups < 2:
         return None
-    base = _SPLIT_TAG.sub("", group.item)
-    units = [(1, fabric.copies[c], crossing.get(c, 0.0) / fabric.copies[c])
-             for c in inside if _SPLIT_TAG.sub("", c) == base]
+    members = variants.get(_SPLIT_TAG.sub("", group.item)) or [group.item]
+    units = [(1, fabric.copies[c], crossing.get(c, 0.0) / fabric.copies[c]) for c in members]
     drawn = sum(copies for _, copies, _ in units)
     if drawn < groups:
         # Groups drawn apart (a partial group) count like the first, as the engine counts them.
@@ -559,7 +574,7 @@ def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, 
     plan = result.training.plan if isinstance(result.training.plan, Plan | str) else None
     untimed = None if result.training.timed or not result.network.accelerators else result.training.why
     why = "; ".join(filter(None, (note, plan_note, untimed))) or None
-    bisection = uneven_bisection(broken, catalog, healthy.network, result.network)
+    bisection = uneven_bisection(broken, catalog, healthy.network, result.network, slowest)
     return Degraded(texts, result.network.accelerators, cut_off, comparisons(healthy, result, bisection), plan, why=why)
 
 
