@@ -139,3 +139,21 @@ def test_a_big_designs_blast_radius_is_worked_out_off_the_ui_thread(superpod, qt
     assert "0 accelerators cut off, 1,024 slowed" in window.scene.tooltip_for("spines.sw")
     window.scene.select_ids(["su.node"])
     assert window.inspector.fields["blast_radius"].text() == "8 accelerators cut off, 0 slowed"
+
+
+def test_one_leaf_of_one_unit_slows_the_allreduce_in_the_goodput_tab(superpod, qtbot):
+    # One rail leaf of one of the 4 units: its 32 servers send rail 3 over NVLink to the other
+    # NICs (7/8 of 48.5 GB/s per GPU), and the allreduce over all 1,024 GPUs runs at their pace
+    # (tests/test_degraded_collectives.py has the hand computation).
+    window = superpod
+    right_click_and_choose(qtbot, window, "su.leaf3", "Fail One Copy")
+    assert window.document.design.settings["failures"] == [{"target": "su.leaf3", "copies": 1}]
+    assert window.scheduler.wait_idle(30_000)
+    qtbot.waitUntil(lambda: window.last_result.degraded is not None, timeout=30_000)
+    window.results.tabs.setCurrentWidget(window.results.goodput.page)
+    rows = {row[0]: row for row in window.results.goodput.rows_shown()}
+    assert rows["allreduce 8 GiB bus bandwidth (GB/s)"][1:3] == ("336.1", "310.5")
+    assert "(-7.6%)" in rows["allreduce 8 GiB bus bandwidth (GB/s)"][3]
+    assert rows["Scale-out injection per accelerator (achieved) (GB/s)"][1:3] == ("48.5", "42.44")
+    assert rows["Scale-out bisection (GB/s)"][1:3] == ("25,600", "24,000")
+    assert rows["Accelerators in the job"][1:] == ("1,024", "1,024", "±0")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from dataclasses import replace
 
 from designer.engine import budget
@@ -41,7 +42,8 @@ from designer.model.lint import lint
 DEFAULT_SIZES = (2 ** 20, 16 * 2 ** 20, 256 * 2 ** 20, 2 ** 30, 8 * 2 ** 30)
 
 
-def evaluate(design: Design, catalog: Catalog | None = None, workload: dict | None = None) -> Result:
+def evaluate(design: Design, catalog: Catalog | None = None, workload: dict | None = None, *,
+             slowest_of: Collection[str] = ()) -> Result:
     """Evaluate a design. The design is read, never changed; pass a snapshot if it may change.
 
     `workload`: {"collective": {op, sizes, algorithm, ranks}, "training": {model, plan,
@@ -49,7 +51,10 @@ def evaluate(design: Design, catalog: Catalog | None = None, workload: dict | No
     options are checked at the boundary; the engine does not check again); None means the design's
     `settings["workload"]` or the defaults (allreduce over all accelerators at 1M..8G, algorithm
     auto; a preset sized to the design with plan auto). A design whose estimated work is above
-    `budget.MAX_WORK` is refused before anything is computed."""
+    `budget.MAX_WORK` is refused before anything is computed. `slowest_of`: accelerators whose
+    surroundings may be slower than the representative's (a what-if's weakened copies,
+    `failures.degraded`): the network, collective and training figures are then those of the
+    slowest (`network.build_fabric`)."""
     started = time.perf_counter()
     catalog = catalog or default_catalog()
     workload = workload if workload is not None else (design.settings.get("workload") or {})
@@ -61,7 +66,8 @@ def evaluate(design: Design, catalog: Catalog | None = None, workload: dict | No
     link_copies = design.all_link_copies(chains)
     bom = inv.bill_of_materials(design, catalog, copies, link_copies)
     compute, memory = inv.compute_and_memory(design, catalog, copies)
-    network, collectives, training, utilization = performance(design, catalog, workload, copies, chains, link_copies)
+    network, collectives, training, utilization = performance(design, catalog, workload, copies, chains, link_copies,
+                                                                slowest_of)
     inventory = inv.inventory(design, catalog, copies, link_copies)
     power = inv.power(design, catalog, copies)
     goodput = gp.goodput(design, catalog, copies, chains, inventory, bom, training)
@@ -98,11 +104,11 @@ def run_cost(design: Design, catalog: Catalog, bom, it_kw: float, accelerators: 
 
 
 def performance(design: Design, catalog: Catalog, workload: dict | None, copies: dict | None = None,
-                chains: dict | None = None, link_copies: dict | None = None
+                chains: dict | None = None, link_copies: dict | None = None, slowest_of: Collection[str] = ()
                 ) -> tuple[Network, tuple[CollectiveRow, ...], Training, Utilization]:
     """The network, collectives, training and utilization sections."""
     workload = workload if workload is not None else (design.settings.get("workload") or {})
-    fabric = build_fabric(design, catalog, copies, chains, link_copies)
+    fabric = build_fabric(design, catalog, copies, chains, link_copies, slowest_of)
     shape = classify_shape(fabric)
     network = _network(network_summary(fabric), shape)
     if fabric.rep is None:

@@ -24,12 +24,16 @@ cuts off and how many more lose bandwidth.
 from __future__ import annotations
 
 import copy
+import math
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 
-from designer.engine.network import build_fabric
+from designer.engine.network import build_fabric, server_paths
 from designer.engine.result import Result, rounded
 from designer.engine.sections import Comparison, Degraded, Network, Plan
+from designer.engine.shapes import classify as classify_shape
+from designer.engine.shapes import dragonfly_group
 from designer.engine.workloads import WorkloadError
 from designer.model.catalog import Catalog
 from designer.model.design import Design, Link
@@ -337,7 +341,8 @@ def _level_value(units: list[tuple[float, float, float]], half: float) -> float:
     return value
 
 
-def uneven_bisection(design: Design, catalog: Catalog, healthy: Network, degraded: Network) -> float | None:
+def uneven_bisection(design: Design, catalog: Catalog, healthy: Network, degraded: Network,
+                     weakened: Collection[str] = ()) -> float | None:
     """The scale-out bisection of a degraded design, computed on its fabric where its copies are
     no longer alike (docs/goodput.md, "Bisection of a degraded design").
 
@@ -347,8 +352,10 @@ def uneven_bisection(design: Design, catalog: Catalog, healthy: Network, degrade
     scalable unit) leaves copies that differ, so each level is taken here over every copy of it
     — the original items and the split-out ones (ids suffixed ":f1"...) — and the worst balanced
     split weighs the weakest ones (`_level_value`). The levels are the healthy design's
-    (`healthy.boundaries`); the injection bound and a dragonfly's limit are the degraded
-    engine's, as seen from its representative accelerator."""
+    (`healthy.boundaries`); the injection bound (`_injection_limit`) and a dragonfly's limit
+    (`_dragonfly_limit`) weigh the weakest half of the servers and of the groups alike.
+    `weakened` (`weakened_accelerators`) adds, to each level, the container at its depth in their
+    chains: a copy drawn apart that a failure touched (a switch of the partial Frontier group)."""
     if degraded.scale_out is None or healthy.scale_out is None or healthy.scale_out.bisection_gb_per_s is None:
         return degraded.scale_out.bisection_gb_per_s if degraded.scale_out else None
     fabric = build_fabric(design, catalog)
@@ -371,6 +378,18 @@ def uneven_bisection(design: Design, catalog: Catalog, healthy: Network, degrade
         base = _SPLIT_TAG.sub("", container)
         if base in levels:
             variants.setdefault(base, []).append(container)
+    present = {a.id for a in fabric.accelerators}
+    for members in variants.values():
+        first = members[0]
+        depth = len(chains[inside[first][0]]) - len(chains[first])
+        for accelerator in weakened:
+            chain = chains.get(accelerator)
+            if accelerator not in present or depth >= len(chain):
+                continue
+            counterpart = chain[depth]
+            if (design.items[counterpart].kind == design.items[first].kind
+                    and not any(m in chains[counterpart] or counterpart in chains[m] for m in members)):
+                members.append(counterpart)
     crossing: dict[str, float] = {}
     for link in fabric.links:
         ends_a, ends_b = set(chains[link.a]), set(chains[link.b])
@@ -396,12 +415,63 @@ def uneven_bisection(design: Design, catalog: Catalog, healthy: Network, degrade
         best = value if best is None else min(best, value)
     if best is None:
         return degraded.scale_out.bisection_gb_per_s
-    if degraded.scale_out.injection_gb_per_s:
-        best = min(best, total / 2 * degraded.scale_out.injection_gb_per_s)
-    dragonfly = degraded.shape.dragonfly if degraded.shape is not None else None
+    injection = _injection_limit(fabric, chains)
+    if injection:
+        best = min(best, injection)
+    dragonfly = _dragonfly_limit(fabric, variants, crossing)
     if dragonfly is not None:
-        best = min(best, dragonfly.bisection_gb_per_s)
+        best = min(best, dragonfly)
     return best
+
+
+def _injection_limit(fabric, chains: dict) -> float:
+    """What the weakest half of the accelerators can inject into the scale-out network: the
+    servers split out by a failure at their own injection (one NIC fewer: 7/8), every other one
+    at the injection of a server no failure split."""
+    items = fabric.design.items
+    servers: dict[str, str] = {}  # server → one of its accelerators
+    for accelerator in fabric.accelerators:
+        server = next((i for i in chains[accelerator.id] if items[i].kind == "server"), accelerator.id)
+        servers.setdefault(server, accelerator.id)
+    whole = next((a for s, a in servers.items() if not _SPLIT_TAG.search(s)), None)
+    held: dict[str, int] = {}
+    for accelerator in fabric.accelerators:
+        held[accelerator.parent] = held.get(accelerator.parent, 0) + fabric.copies[accelerator.id]
+    units, covered = [], 0
+    for server, accelerator in servers.items():
+        if _SPLIT_TAG.search(server):
+            per_copy = held[items[accelerator].parent] / fabric.copies[server]
+            units.append((per_copy, fabric.copies[server], per_copy * server_paths(fabric, accelerator)[2]))
+            covered += per_copy * fabric.copies[server]
+    total = fabric.total_accelerators
+    if covered < total:
+        raw = server_paths(fabric, whole)[2] if whole is not None else fabric.out_raw
+        units.append((1, total - covered, raw))
+    return _level_value(units, total / 2)
+
+
+def _dragonfly_limit(fabric, variants: dict[str, list[str]], crossing: dict) -> float | None:
+    """A dragonfly's bisection with groups that differ: between two groups run
+    global links as many as the weaker of the two has per other group (its global bandwidth ÷
+    (groups − 1)), so the worst even split puts the weakest half of the groups on one side and
+    every one of them meets each of the G/2 groups across: (G/2) / (G − 1) × the weakest half's
+    global bandwidth (× ½ under forced Valiant routing, as the engine's figure). With every group
+    alike it is the engine's (G/2)² × global / (G − 1)."""
+    classify_shape(fabric)
+    k = dragonfly_group(fabric)
+    if k is None or k == 0:
+        return None
+    group = fabric.boundaries[k]
+    groups = math.ceil(fabric.total_accelerators / group.accelerators)
+    if groups < 2:
+        return None
+    members = variants.get(_SPLIT_TAG.sub("", group.item)) or [group.item]
+    units = [(1, fabric.copies[c], crossing.get(c, 0.0) / fabric.copies[c]) for c in members]
+    drawn = sum(copies for _, copies, _ in units)
+    if drawn < groups:
+        # Groups drawn apart (a partial group) count like the first, as the engine counts them.
+        units.append((1, groups - drawn, units[0][2]))
+    return groups / 2 / (groups - 1) * _level_value(units, groups / 2) * group.uniform_share
 
 
 def _worst_oversubscription(network: Network) -> float | None:
@@ -456,6 +526,29 @@ def comparisons(healthy: Result, degraded: Result, degraded_bisection: float | N
     return tuple(Comparison(name, unit, h, d) for name, unit, h, d in rows)
 
 
+def weakened_accelerators(healthy: Design, broken: Design, failures: list[Failure]) -> list[str]:
+    """The accelerators of the degraded design whose surroundings a failure may have left weaker
+    than the representative's: those in copies a failure split out (an item of their chain is
+    not in the healthy design: `su:f1`, `su.node:f1:f2`) and those inside a container that held a
+    failed item or a failed link's end (a switch drawn once in one group of a flat drawing). The
+    degraded evaluation times collectives and the step on the slowest of them
+    (`network.build_fabric`'s `slowest_of`). A failed medium thins every link of it alike."""
+    healthy_chains = healthy.chains()
+    touched: set[str] = set()
+    for failure in failures:
+        if failure.target in healthy.items:
+            ends = (failure.target,)
+        elif failure.target in healthy.links:
+            ends = (healthy.links[failure.target].a, healthy.links[failure.target].b)
+        else:
+            ends = ()
+        for end in ends:
+            touched.update(c for c in healthy_chains[end][1:] if c in broken.items)
+    chains = broken.chains()
+    return [item_id for item_id, item in broken.items.items() if item.kind == "accelerator"
+            and any(i not in healthy.items or i in touched for i in chains[item_id])]
+
+
 def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, evaluate, model: dict) -> Degraded:
     """Evaluate the design with its failures (`settings["failures"]`) applied, next to `healthy`.
     `evaluate` is the engine's entry point (passed in: it calls this module); `model` the healthy
@@ -467,19 +560,21 @@ def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, 
     except DesignError as exc:
         return Degraded(texts, healthy.network.accelerators, 0, (), None, why=str(exc))
     training = {**(workload.get("training") or {}), "model": model}
+    slowest = weakened_accelerators(design, broken, failures)
     plan_note = None
     try:
-        result = evaluate(broken, catalog, {**workload, "training": training})
+        result = evaluate(broken, catalog, {**workload, "training": training}, slowest_of=slowest)
         fitted = result.training.timed or training.get("plan") in (None, "auto")
     except WorkloadError:
         fitted = False
     if not fitted:
         # A fixed plan sized for the healthy design: the best plan for what is left.
-        result = evaluate(broken, catalog, {**workload, "training": {**training, "plan": "auto"}})
+        result = evaluate(broken, catalog, {**workload, "training": {**training, "plan": "auto"}}, slowest_of=slowest)
         plan_note = "the healthy plan no longer fits: the best plan that does"
     plan = result.training.plan if isinstance(result.training.plan, Plan | str) else None
-    why = "; ".join(filter(None, (note, plan_note))) or None
-    bisection = uneven_bisection(broken, catalog, healthy.network, result.network)
+    untimed = None if result.training.timed or not result.network.accelerators else result.training.why
+    why = "; ".join(filter(None, (note, plan_note, untimed))) or None
+    bisection = uneven_bisection(broken, catalog, healthy.network, result.network, slowest)
     return Degraded(texts, result.network.accelerators, cut_off, comparisons(healthy, result, bisection), plan, why=why)
 
 
@@ -543,7 +638,7 @@ class BlastIndex:
 
     def nic_sharers(self, accelerator: str) -> set[str]:
         """The accelerators whose scale-out traffic shares `accelerator`'s NICs: as the engine
-        routes it (network._per_gpu, NCCL's PXN), the accelerators of one server joined by links
+        routes it (network.server_paths, NCCL's PXN), the accelerators of one server joined by links
         inside it through accelerators and on-board switches send over all the server's NICs."""
         items = self.design.items
         server = next((i for i in self.chains[accelerator] if items[i].kind == "server"), None)

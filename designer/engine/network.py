@@ -27,6 +27,7 @@ it were not drawn.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -139,9 +140,11 @@ class Fabric:
 
 
 def build_fabric(design: Design, catalog: Catalog, copies: dict | None = None, chains: dict | None = None,
-                 link_copies: dict | None = None) -> Fabric:
+                 link_copies: dict | None = None, slowest_of: Collection[str] = ()) -> Fabric:
     """`chains` (`design.chains()`) and `link_copies` (`design.all_link_copies()`): pass them when
-    already known."""
+    already known. `slowest_of`: accelerators whose surroundings may be slower than the
+    representative's (a what-if's weakened copies); the fabric's figures are then the slowest of
+    them and the representative's (`_slowest_copies`)."""
     copies = copies or multiplicities(design)
     items = design.items
     ancestors_cache = chains if chains is not None else design.chains()
@@ -183,12 +186,15 @@ def build_fabric(design: Design, catalog: Catalog, copies: dict | None = None, c
     fabric.__dict__["_chains"] = ancestors_cache
     if fabric.rep is None:
         return fabric
-    _per_gpu(fabric, chain)
+    fabric.up_raw, fabric.up_links, fabric.out_raw, fabric.out_eff, fabric.out_links = server_paths(
+        fabric, fabric.rep, chain)
     _domain(fabric, chain)
     _boundaries(fabric, chain)
     _carried(fabric, chain)
     _in_network(fabric)
     _torus(fabric)
+    if slowest_of:
+        _slowest_copies(fabric, slowest_of, chain)
     return fabric
 
 
@@ -326,6 +332,16 @@ def _own_paths(fabric: Fabric, nb: dict, acc: str) -> tuple:
     return up, up_links, out_raw, out_eff, out_links
 
 
+def _by_parent(fabric: Fabric) -> dict[str | None, list[str]]:
+    """parent id → the fabric's accelerators drawn in it, in topology order (built once)."""
+    cached = fabric.__dict__.get("_by_parent")
+    if cached is None:
+        cached = fabric.__dict__["_by_parent"] = {}
+        for a in fabric.accelerators:
+            cached.setdefault(a.parent, []).append(a.id)
+    return cached
+
+
 def _scale_up_joined(fabric: Fabric, nb: dict, start: str, members: set) -> set:
     """The members reachable from `start` over scale-up links (through accelerators and switches)."""
     items = fabric.design.items
@@ -339,8 +355,9 @@ def _scale_up_joined(fabric: Fabric, nb: dict, start: str, members: set) -> set:
     return seen & members
 
 
-def _per_gpu(fabric: Fabric, chain) -> None:
-    """Per-accelerator scale-up bandwidth and scale-out injection of the representative's server.
+def server_paths(fabric: Fabric, accelerator: str, chain=None) -> tuple[float, list, float, float, list]:
+    """(scale-up raw, its links, scale-out raw, achieved, the links that bound it) per accelerator
+    of `accelerator`'s server.
 
     Scale-up: the slowest accelerator of the server (a ring is as fast as its slowest member).
 
@@ -351,11 +368,11 @@ def _per_gpu(fabric: Fabric, chain) -> None:
     long as a GPU's scale-up links can carry its share to a NIC-attached peer. An accelerator not
     joined to its peers by scale-up links has only its own path (0 if it has none)."""
     items = fabric.design.items
+    chain = chain or _chains(fabric).__getitem__
     nb = _neighbours(fabric)
-    rep = fabric.rep
-    server = next((i for i in chain(rep) if items[i].kind == "server"), None)
-    # Accelerators alike to the representative (same server): the ring is as fast as the slowest.
-    peers = [a.id for a in fabric.accelerators if server is None or items[a.id].parent == items[rep].parent] or [rep]
+    server = next((i for i in chain(accelerator) if items[i].kind == "server"), None)
+    # Accelerators alike to this one (same server): the ring is as fast as the slowest.
+    peers = (_by_parent(fabric).get(items[accelerator].parent) if server is not None else None) or [accelerator]
     own = {acc: _own_paths(fabric, nb, acc) for acc in peers}
     best_up = min(((own[a][0], own[a][1]) for a in peers), key=lambda x: x[0])
     members = set(peers)
@@ -379,8 +396,7 @@ def _per_gpu(fabric: Fabric, chain) -> None:
         links = sorted({i for a in group for i in own[a][4]})
         if best_out is None or eff < best_out[1]:
             best_out = (raw, eff, links)
-    fabric.up_raw, fabric.up_links = best_up[0], list(best_up[1])
-    fabric.out_raw, fabric.out_eff, fabric.out_links = best_out
+    return best_up[0], list(best_up[1]), *best_out
 
 
 def _domain(fabric: Fabric, chain) -> None:
@@ -470,6 +486,60 @@ def _boundaries(fabric: Fabric, chain) -> None:
         per_copy = instances[idx] / copies
         fabric.boundaries.append(Boundary(item, label, accels, copies, idx, per_copy,
                                           float((per_copy * caps[idx]).sum()), float((per_copy * effs[idx]).sum())))
+
+
+def _slowest_copies(fabric: Fabric, accelerators: Collection[str], chain) -> None:
+    """Lower the representative's figures to the slowest copy among `accelerators`'.
+
+    A collective over every rank runs at the pace of its slowest participant: a ring or a tree
+    passes through every server and every unit, so its slowest link bounds it. The
+    representative's figures hold for its own copy; here, for each of the given accelerators'
+    servers, the per-accelerator scale-up and scale-out figures (`server_paths`) and, level by level
+    of the representative's chain, the cut of the container at the same depth of its chain, and
+    the fabric keeps the least of each (the links of the copy that gave it, so the bottleneck
+    names them). Levels are taken apart: a copy that is weaker at one level and another at a
+    second both count, as they do for a ring through both."""
+    items = fabric.design.items
+    present = {a.id for a in fabric.accelerators}
+    servers: dict[str, str] = {}
+    for accelerator in accelerators:
+        if accelerator in present:
+            server = next((i for i in chain(accelerator) if items[i].kind == "server"), None)
+            servers.setdefault(server or accelerator, accelerator)
+    for accelerator in servers.values():
+        up, up_links, out_raw, out_eff, out_links = server_paths(fabric, accelerator, chain)
+        if up < fabric.up_raw:
+            fabric.up_raw, fabric.up_links = up, up_links
+        if out_eff < fabric.out_eff:
+            fabric.out_raw, fabric.out_eff, fabric.out_links = out_raw, out_eff, out_links
+    rep_chain = chain(fabric.rep)
+    depth = {b.item: rep_chain.index(b.item) for b in fabric.boundaries if b.item is not None}
+    alike: dict[str, list[str]] = {}  # a boundary's item → the containers at its depth in the others' chains
+    for accelerator in servers.values():
+        own = chain(accelerator)
+        for item, k in depth.items():
+            if k < len(own) and own[k] != item and items[own[k]].kind == items[item].kind:
+                alike.setdefault(item, []).append(own[k])
+    wanted = {c for containers in alike.values() for c in containers}
+    if not wanted:
+        return
+    crossing: dict[str, list[int]] = {}
+    for l in fabric.links:
+        for container in set(chain(l.a)).symmetric_difference(chain(l.b)) & wanted:
+            crossing.setdefault(container, []).append(l.index)
+    for b in fabric.boundaries:
+        for container in alike.get(b.item, ()):
+            if container not in crossing:
+                continue  # nothing leaves it: it holds every rank left
+            idx = np.array(crossing[container], dtype=np.intp)
+            per_copy = np.array([fabric.links[i].instances for i in idx], dtype=float) / fabric.copies[container]
+            caps = np.array([fabric.links[i].cap for i in idx], dtype=float)
+            effs = caps * np.array([cal.SCALE_UP_RING_EFFICIENCY if fabric.links[i].tier == SCALE_UP
+                                    else cal.NET_EFFICIENCY for i in idx], dtype=float)
+            cap_eff = float((per_copy * effs).sum())
+            if cap_eff < b.cap_eff:
+                b.links, b.per_copy = idx, per_copy
+                b.cap_raw, b.cap_eff = float((per_copy * caps).sum()), cap_eff
 
 
 def _carried(fabric: Fabric, chain) -> None:

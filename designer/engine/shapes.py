@@ -103,16 +103,22 @@ def _rails_and_planes(fabric: Fabric) -> tuple[int, int, float | None]:
     return rails, planes, per_plane
 
 
-def _dragonfly(fabric: Fabric) -> Dragonfly | None:
-    items = fabric.design.items
+def dragonfly_group(fabric: Fabric) -> int | None:
+    """The index of the boundary that is a dragonfly group (every link crossing it goes to the
+    global links' bundle), or None."""
     links = fabric.links
-    group_at = None
     for k, boundary in enumerate(fabric.boundaries):
         if boundary.item is None or not len(boundary.links):
             continue
         if all(links[i].tier == SCALE_OUT and _ends_at_bundle(fabric, links[i]) for i in boundary.links):
-            group_at = k
-            break
+            return k
+    return None
+
+
+def _dragonfly(fabric: Fabric) -> Dragonfly | None:
+    items = fabric.design.items
+    links = fabric.links
+    group_at = dragonfly_group(fabric)
     if group_at is None or group_at == 0:
         return None
     group = fabric.boundaries[group_at]
