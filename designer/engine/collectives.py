@@ -158,10 +158,40 @@ def applicable(fabric: Fabric, op: str, n: int, stride: int = 1) -> list[str]:
         algos.append("nvls")
     if op == "allreduce" and fabric.sharp and lay.m > 1:
         algos.append("sharp")
-    if op == "allreduce" and fabric.torus_dims and n in (fabric.total_accelerators, math.prod(fabric.torus_dims)) \
-            and stride == 1:
+    if op in ("allreduce", "reduce-scatter", "allgather") and torus_span(fabric, n, stride):
         algos.append("torus")
     return algos
+
+
+def torus_span(fabric: Fabric, n: int, stride: int = 1) -> tuple:
+    """The torus dimensions a communicator of n ranks, every `stride`-th, spans in each pod: whole
+    dimensions whose sizes multiply to its ranks in one pod, beside whole dimensions taken by the
+    ranks between two of its members (the stride: tensor parallel inside a data-parallel group).
+    XLA assigns mesh axes to whole torus dimensions this way on TPU slices. A communicator over
+    several pods must fill each pod. Each communicator is placed on its own: of the placements that
+    fit, the one with the fewest ring steps. () when no whole dimensions fit (a group of 4 chips
+    of a 16-chip ring, or a stride that splits a dimension): the communicator is timed as a ring."""
+    dims = fabric.torus_dims
+    pod = math.prod(dims) if dims else 0
+    if not dims or stride < 1 or pod % stride:
+        return ()
+    in_pod = min(n, pod // stride)
+    if in_pod < 2 or n % in_pod or (n > in_pod and (in_pod * stride != pod or n > fabric.total_accelerators)):
+        return ()
+    best = ()
+    for mask in range(1, 2 ** len(dims)):
+        span = tuple(k for i, k in enumerate(dims) if mask >> i & 1)
+        rest = tuple(k for i, k in enumerate(dims) if not mask >> i & 1)
+        if math.prod(span) == in_pod and _product_of_some(rest, stride) \
+                and (not best or sum(span) - len(span) < sum(best) - len(best)):
+            best = span
+    return best
+
+
+def _product_of_some(sizes: tuple, product: int) -> bool:
+    """Whether some of `sizes` (none for 1) multiply to `product`."""
+    return any(math.prod(k for i, k in enumerate(sizes) if mask >> i & 1) == product
+               for mask in range(2 ** len(sizes)))
 
 
 def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
@@ -245,23 +275,38 @@ def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
             out.append(ag)
         return out
     if algorithm == "torus":
-        result = []
-        size = 1.0
-        link = fabric.torus_link_cap
-        for k in fabric.torus_dims:
-            t = Term((k - 1) / k * size, 2 * link * cal.TORUS_EFFICIENCY, 2 * link, f"torus dimension of {k}", SCALE_UP,
-                     tuple(fabric.up_links), fabric.torus_links)
-            lat = {p: (k - 1) * step[p] for p in gen.protocols}
-            result.append(Phase([t], lat))
-            size /= k
-        back = [Phase([Term(p.terms[0].traffic, p.terms[0].cap_eff, p.terms[0].cap_raw, p.terms[0].where, SCALE_UP,
-                            p.terms[0].links, p.terms[0].alike)], dict(p.latency)) for p in reversed(result)]
-        result[0].latency = {p: v + cal.BASE_LATENCY["ring"][p] for p, v in result[0].latency.items()}
-        # Several tori (pods): each chip's 1/r share crosses the scale-out network between the reduce
-        # and the gather inside the pod.
-        across = [_across_domains(fabric, op, lay)] if m > 1 else []
-        return result + across + back
+        return _torus_phases(fabric, op, lay)
     raise CollectiveError(f"unknown algorithm '{algorithm}'; choose from auto, {', '.join(ALGORITHMS)}")
+
+
+def _torus_phases(fabric: Fabric, op: str, lay: Layout) -> list[Phase]:
+    """Dimension by dimension over the torus dimensions the communicator spans (`torus_span`), as
+    TPU collectives run (Kumar et al. 2021, "Exploring the limits of concurrency in ML training on
+    Google TPUs", MLSys, section 3: 2-D/3-D reduce-scatter and all-gather on the torus; Jouppi et
+    al. 2023, TPU v4, ISCA, section 2: the ICI's 3D torus): a reduce-scatter is a bidirectional
+    ring along each dimension in turn (k − 1 steps moving (k − 1)/k of what each chip holds, half
+    each way over its two links of that dimension), the message shrinking by k after each; an
+    all-gather is the same stages in reverse, growing by k; an allreduce is both. Over several pods
+    each chip's 1/r share crosses the scale-out network between the reduce and the gather
+    (`_across_domains`). The call's base latency is paid once, on the first stage in the pod."""
+    span = torus_span(fabric, lay.n, lay.stride)
+    if not span or op not in ("allreduce", "reduce-scatter", "allgather"):
+        raise CollectiveError(f"the torus algorithm does not apply to {op} over {lay.n:,} ranks of this design")
+    gen = generation(fabric)
+    link = fabric.torus_link_cap
+    reduce, size = [], 1.0
+    for k in span:
+        term = Term((k - 1) / k * size, 2 * link * cal.TORUS_EFFICIENCY, 2 * link, f"torus dimension of {k}",
+                    SCALE_UP, tuple(fabric.up_links), fabric.torus_links)
+        reduce.append(Phase([term], {p: (k - 1) * gen.step_latency[p] for p in gen.protocols}))
+        size /= k
+    gather = [Phase([Term(p.terms[0].traffic, p.terms[0].cap_eff, p.terms[0].cap_raw, p.terms[0].where, SCALE_UP,
+                          p.terms[0].links, p.terms[0].alike)], dict(p.latency)) for p in reversed(reduce)]
+    first = reduce[0] if op in ("allreduce", "reduce-scatter") else gather[0]
+    first.latency = {p: v + cal.BASE_LATENCY["ring"][p] for p, v in first.latency.items()}
+    across = [_across_domains(fabric, op, lay)] if lay.m > 1 else []
+    return {"allreduce": reduce + across + gather, "reduce-scatter": reduce + across,
+            "allgather": across + gather}[op]
 
 
 def _across_domains(fabric: Fabric, op: str, lay: Layout) -> Phase:

@@ -1,0 +1,100 @@
+"""All-gather and reduce-scatter on a torus run dimension by dimension (`collectives._torus_phases`),
+as TPU collectives do, for communicators over the whole torus or over whole dimensions of it.
+
+The expected times are worked out by hand from the 4×4×4 TPU v4 torus of the default catalogue:
+each ICI link carries 23.44 GB/s each way, a dimension's ring uses a chip's two links of that
+dimension (46.88 GB/s), at the torus efficiency 0.795 (37.2696 GB/s); the ICI has the generic
+collective constants (per step LL 2 µs, Simple 10 µs; base latency LL 6.6 µs, Simple 8.4 µs; LL at
+half the bandwidth)."""
+
+import pytest
+
+from designer.engine.collectives import applicable, collective_rows, time_collective, torus_span
+from designer.engine.network import build_fabric
+from designer.model.catalog import default_catalog
+from designer.topologies import generate
+
+K, G = 2 ** 10, 2 ** 30
+RING_GB_PER_S = 2 * 23.44 * 0.795  # both links of one dimension, at the torus efficiency
+
+
+@pytest.fixture(scope="module")
+def torus():
+    return build_fabric(generate("torus", default_catalog(), dims="4x4x4"), default_catalog())
+
+
+@pytest.mark.parametrize("op", ["reduce-scatter", "allgather"])
+def test_whole_torus_1_gib(torus, op):
+    """64 chips, 1 GiB (S = 1,073,741,824 bytes), Simple protocol.
+
+    Three stages of 4 chips. A reduce-scatter moves 3/4 of S, then 3/4 of S/4, then 3/4 of S/16
+    (an all-gather the same, growing): 63/64 S = 1,056,964,608 bytes per chip in all, over
+    37.2696 GB/s = 28.3598 ms. Latency: 3 stages × 3 steps × 10 µs + 8.4 µs = 98.4 µs.
+    Total 28.4582 ms. The 1-D ring over all 64 chips pays 63 × 10 µs + 8.4 µs = 638.4 µs of
+    latency for the same bytes: 28.9982 ms."""
+    assert "torus" in applicable(torus, op, 64)
+    torus_time = time_collective(torus, op, "torus", 64, [G])
+    assert len(torus_time.phases) == 3
+    assert float(torus_time.time[0]) == pytest.approx(28.4582e-3, rel=1e-5)
+    assert float(time_collective(torus, op, "ring", 64, [G]).time[0]) == pytest.approx(28.9982e-3, rel=1e-5)
+
+
+@pytest.mark.parametrize("op", ["reduce-scatter", "allgather"])
+def test_whole_torus_64_kib_is_latency_bound(torus, op):
+    """64 chips, 64 KiB (65,536 bytes), LL protocol (it beats Simple's 100.1 µs).
+
+    Bytes: 63/64 × 65,536 = 64,512 over 37.2696 / 2 GB/s (LL) = 3.4619 µs. Latency:
+    9 steps × 2 µs + 6.6 µs = 24.6 µs. Total 28.0619 µs, against the ring's
+    63 × 2 µs + 6.6 µs + 3.4619 µs = 136.0619 µs: latency grows with the sum of the dimensions
+    (3 + 3 + 3 steps), not their product (63)."""
+    rows, _ = collective_rows(torus, op, [64 * K])
+    auto = next(r for r in rows if r["algorithm"] == "auto")
+    assert auto["chosen"] == "torus" and auto["protocol"] == "LL"
+    assert auto["time_s"] == pytest.approx(28.0619e-6, rel=1e-4)
+    ring = next(r for r in rows if r["algorithm"] == "ring")
+    assert ring["time_s"] == pytest.approx(136.0619e-6, rel=1e-4)
+
+
+@pytest.mark.parametrize("op", ["reduce-scatter", "allgather"])
+def test_group_of_whole_dimensions_beside_a_strided_one(torus, op):
+    """A data-parallel group of 16 chips, every 4th (tensor parallel takes one dimension): the
+    group spans the other two dimensions. 1 GiB, Simple: 3/4 S + 3/4 S/4 = 15/16 S =
+    1,006,632,960 bytes over 37.2696 GB/s = 27.0094 ms, plus 2 × 3 × 10 µs + 8.4 µs = 68.4 µs:
+    27.0778 ms."""
+    assert torus_span(torus, 16, 4) == (4, 4)
+    assert "torus" in applicable(torus, op, 16, 4)
+    timing = time_collective(torus, op, "torus", 16, [G], stride=4)
+    assert float(timing.time[0]) == pytest.approx(27.0778e-3, rel=1e-5)
+
+
+def test_groups_that_split_a_dimension_stay_rings(torus):
+    """8 chips are half of one dimension's ring of 4 times another: no whole dimensions, so no
+    torus algorithm (nor for a stride of 2, which splits a dimension)."""
+    assert torus_span(torus, 8) == () and torus_span(torus, 32, 2) == ()
+    assert "torus" not in applicable(torus, "allgather", 8)
+    assert "torus" not in applicable(torus, "reduce-scatter", 32, 2)
+    assert "torus" not in applicable(torus, "alltoall", 64)
+
+
+def test_allreduce_is_the_reduce_scatter_then_the_all_gather(torus):
+    """The allreduce's stages are the reduce-scatter's and the all-gather's; the call's base
+    latency (8.4 µs, Simple) is paid once."""
+    times = {op: float(time_collective(torus, op, "torus", 64, [G]).time[0])
+             for op in ("allreduce", "reduce-scatter", "allgather")}
+    assert times["allreduce"] == pytest.approx(times["reduce-scatter"] + times["allgather"] - 8.4e-6, rel=1e-9)
+
+
+def test_over_several_pods_the_dcn_stage_comes_after_the_reduce_and_before_the_gather():
+    """Two 8×8×8 pods: a reduce-scatter reduces in the pod first (each chip then holds 1/512 of
+    the message) and crosses the data-centre network last; an all-gather crosses it first."""
+    catalog = default_catalog()
+    fabric = build_fabric(generate("torus", catalog, platform="tpu-v4-host-dcn", dims="8x8x8", block="4x4x4",
+                                   pods=2), catalog)
+    assert torus_span(fabric, 1024) == (8, 8, 8) and torus_span(fabric, 128, 8) == (8, 8)
+    scatter = time_collective(fabric, "reduce-scatter", "torus", 1024, [G]).phases
+    gather = time_collective(fabric, "allgather", "torus", 1024, [G]).phases
+    assert [p.terms[0].where for p in scatter][-1] == "accelerator scale-out injection"
+    assert [p.terms[0].where for p in gather][0] == "accelerator scale-out injection"
+    assert scatter[-1].terms[0].traffic == pytest.approx(1 / 2 / 512)
+    one_pod = time_collective(fabric, "reduce-scatter", "torus", 512, [G])
+    assert len(one_pod.phases) == 3
