@@ -9,7 +9,7 @@ half the bandwidth)."""
 
 import pytest
 
-from designer.engine.collectives import applicable, collective_rows, time_collective, torus_span
+from designer.engine.collectives import TorusRing, applicable, collective_rows, time_collective, torus_rings
 from designer.engine.network import build_fabric
 from designer.model.catalog import default_catalog
 from designer.topologies import generate
@@ -61,18 +61,36 @@ def test_group_of_whole_dimensions_beside_a_strided_one(torus, op):
     group spans the other two dimensions. 1 GiB, Simple: 3/4 S + 3/4 S/4 = 15/16 S =
     1,006,632,960 bytes over 37.2696 GB/s = 27.0094 ms, plus 2 × 3 × 10 µs + 8.4 µs = 68.4 µs:
     27.0778 ms."""
-    assert torus_span(torus, 16, 4) == (4, 4)
+    assert torus_rings(torus, 16, 4) == (TorusRing(4, 1, True), TorusRing(4, 1, True))
     assert "torus" in applicable(torus, op, 16, 4)
     timing = time_collective(torus, op, "torus", 16, [G], stride=4)
     assert float(timing.time[0]) == pytest.approx(27.0778e-3, rel=1e-5)
 
 
-def test_groups_that_split_a_dimension_stay_rings(torus):
-    """8 chips are half of one dimension's ring of 4 times another: no whole dimensions, so no
-    torus algorithm (nor for a stride of 2, which splits a dimension)."""
-    assert torus_span(torus, 8) == () and torus_span(torus, 32, 2) == ()
-    assert "torus" not in applicable(torus, "allgather", 8)
-    assert "torus" not in applicable(torus, "reduce-scatter", 32, 2)
+@pytest.mark.parametrize("op", ["reduce-scatter", "allgather"])
+def test_group_on_part_of_a_dimension(torus, op):
+    """Tensor parallel of 2 takes half of the first dimension: a data-parallel group of 32, every
+    2nd chip, runs round the other two dimensions (4 and 4, 2 × 23.44 GB/s each) and round the
+    first with its members 2 chips apart (2 members; the dimension's links shared with the other
+    group: 2 × 23.44 / 2 GB/s). 1 GiB, Simple, the wide rings first: 3/4 S / 37.2696 GB/s +
+    3/4 (S/4) / 37.2696 GB/s + 1/2 (S/16) / 18.6348 GB/s = S / 18.6348 GB/s × (3/8 + 3/32 + 1/32)
+    = 57.6202 ms / 2 = 28.8101 ms, plus (3 + 3 + 1) × 10 µs + 8.4 µs = 78.4 µs: 28.8885 ms.
+    The tensor-parallel pair itself is a segment of 2 chips (a line, one direction of a link each
+    way): 1/2 S / 18.6348 GB/s + 10 µs + 8.4 µs = 28.8285 ms."""
+    assert torus_rings(torus, 32, 2) == (TorusRing(4, 1, True), TorusRing(4, 1, True), TorusRing(2, 2, True))
+    group = time_collective(torus, op, "torus", 32, [G], stride=2)
+    assert float(group.time[0]) == pytest.approx(28.8885e-3, rel=1e-5)
+    assert group.phases[-1 if op == "reduce-scatter" else 0].terms[0].where == "2 chips 2 apart round a torus dimension"
+    assert torus_rings(torus, 2) == (TorusRing(2, 1, False),)
+    assert float(time_collective(torus, op, "torus", 2, [G]).time[0]) == pytest.approx(28.8285e-3, rel=1e-5)
+
+
+def test_groups_that_cannot_sit_evenly_on_the_torus_stay_rings(torus):
+    """3 chips do not divide a dimension of 4, nor 6 chips every 2nd: no torus algorithm. An
+    all-to-all has none either."""
+    assert torus_rings(torus, 3) == () and torus_rings(torus, 6, 2) == ()
+    assert "torus" not in applicable(torus, "allgather", 3)
+    assert "torus" not in applicable(torus, "reduce-scatter", 6, 2)
     assert "torus" not in applicable(torus, "alltoall", 64)
 
 
@@ -86,11 +104,16 @@ def test_allreduce_is_the_reduce_scatter_then_the_all_gather(torus):
 
 def test_over_several_pods_the_dcn_stage_comes_after_the_reduce_and_before_the_gather():
     """Two 8×8×8 pods: a reduce-scatter reduces in the pod first (each chip then holds 1/512 of
-    the message) and crosses the data-centre network last; an all-gather crosses it first."""
+    the message) and crosses the data-centre network last; an all-gather crosses it first. A
+    communicator over both pods fills each (its rings, then the data-centre network)."""
     catalog = default_catalog()
     fabric = build_fabric(generate("torus", catalog, platform="tpu-v4-host-dcn", dims="8x8x8", block="4x4x4",
                                    pods=2), catalog)
-    assert torus_span(fabric, 1024) == (8, 8, 8) and torus_span(fabric, 128, 8) == (8, 8)
+    assert [ring.size for ring in torus_rings(fabric, 1024)] == [8, 8, 8]
+    assert [ring.size for ring in torus_rings(fabric, 128, 8)] == [8, 8]
+    # Tensor parallel of 2 splits the first dimension: data parallel over both pods, every 2nd chip.
+    assert torus_rings(fabric, 512, 2) == (TorusRing(8, 1, True), TorusRing(8, 1, True), TorusRing(4, 2, True))
+    assert len(time_collective(fabric, "allgather", "torus", 512, [G], stride=2).phases) == 4
     scatter = time_collective(fabric, "reduce-scatter", "torus", 1024, [G]).phases
     gather = time_collective(fabric, "allgather", "torus", 1024, [G]).phases
     assert [p.terms[0].where for p in scatter][-1] == "accelerator scale-out injection"

@@ -12,6 +12,7 @@ faster protocol wins as in NCCL). Formulas and the measurements behind the const
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -158,19 +159,43 @@ def applicable(fabric: Fabric, op: str, n: int, stride: int = 1) -> list[str]:
         algos.append("nvls")
     if op == "allreduce" and fabric.sharp and lay.m > 1:
         algos.append("sharp")
-    if op in ("allreduce", "reduce-scatter", "allgather") and torus_span(fabric, n, stride):
+    if op in ("allreduce", "reduce-scatter", "allgather") and torus_rings(fabric, n, stride):
         algos.append("torus")
     return algos
 
 
-def torus_span(fabric: Fabric, n: int, stride: int = 1) -> tuple:
-    """The torus dimensions a communicator of n ranks, every `stride`-th, spans in each pod: whole
-    dimensions whose sizes multiply to its ranks in one pod, beside whole dimensions taken by the
-    ranks between two of its members (the stride: tensor parallel inside a data-parallel group).
-    XLA assigns mesh axes to whole torus dimensions this way on TPU slices. A communicator over
-    several pods must fill each pod. Each communicator is placed on its own: of the placements that
-    fit, the one with the fewest ring steps. () when no whole dimensions fit (a group of 4 chips
-    of a 16-chip ring, or a stride that splits a dimension): the communicator is timed as a ring."""
+@dataclass(frozen=True)
+class TorusRing:
+    """A communicator's members along one torus dimension: `size` chips `spacing` apart. `closed`
+    when they go all the way round the dimension (a ring over both directions of its links), else
+    a segment of it (a line: one direction of each link per ring). Members spaced apart share the
+    dimension's links with the `spacing` − 1 groups between them, which run at the same time."""
+
+    size: int
+    spacing: int
+    closed: bool
+
+    @property
+    def share(self) -> float:
+        """The ring's capacity in links of one direction."""
+        return (2.0 if self.closed else 1.0) / self.spacing
+
+    @property
+    def where(self) -> str:
+        if self.closed and self.spacing == 1:
+            return f"torus dimension of {self.size}"
+        return (f"{self.size} chips {self.spacing} apart round a torus dimension" if self.closed
+                else f"a segment of {self.size} chips of a torus dimension")
+
+
+def torus_rings(fabric: Fabric, n: int, stride: int = 1) -> tuple[TorusRing, ...]:
+    """The torus rings a communicator of n ranks, every `stride`-th, runs along in each pod, in the
+    order it reduces over them. Ranks fill the torus dimension by dimension, the ranks between two
+    members (tensor parallel inside a data-parallel group) taking the first chips of each: as XLA
+    lays a device mesh onto a TPU slice, mesh axes on whole dimensions or on parts of one
+    (`jax.experimental.mesh_utils.create_device_mesh`). Of the orders of the dimensions that fit,
+    the one that moves the bytes fastest, then with the fewest steps. A communicator over several
+    pods must fill each pod. () when no order fits (12 members, every 4th, on a 16×16 torus)."""
     dims = fabric.torus_dims
     pod = math.prod(dims) if dims else 0
     if not dims or stride < 1 or pod % stride:
@@ -178,20 +203,49 @@ def torus_span(fabric: Fabric, n: int, stride: int = 1) -> tuple:
     in_pod = min(n, pod // stride)
     if in_pod < 2 or n % in_pod or (n > in_pod and (in_pod * stride != pod or n > fabric.total_accelerators)):
         return ()
-    best = ()
-    for mask in range(1, 2 ** len(dims)):
-        span = tuple(k for i, k in enumerate(dims) if mask >> i & 1)
-        rest = tuple(k for i, k in enumerate(dims) if not mask >> i & 1)
-        if math.prod(span) == in_pod and _product_of_some(rest, stride) \
-                and (not best or sum(span) - len(span) < sum(best) - len(best)):
-            best = span
+    best, best_cost = (), None
+    for order in dict.fromkeys(itertools.permutations(dims)):  # the drawn order first, kept on a tie
+        rings = _rings_in_order(order, in_pod, stride)
+        if rings is None:
+            continue
+        rings = tuple(sorted(rings, key=lambda ring: -ring.share))  # the widest ring while the message is whole
+        cost, size = 0.0, 1.0
+        for ring in rings:
+            cost += (ring.size - 1) / ring.size * size / ring.share
+            size /= ring.size
+        cost = (round(cost, 12), sum(ring.size - 1 for ring in rings))
+        if best_cost is None or cost < best_cost:
+            best, best_cost = rings, cost
     return best
 
 
-def _product_of_some(sizes: tuple, product: int) -> bool:
-    """Whether some of `sizes` (none for 1) multiply to `product`."""
-    return any(math.prod(k for i, k in enumerate(sizes) if mask >> i & 1) == product
-               for mask in range(2 ** len(sizes)))
+def _rings_in_order(order: tuple, members: int, stride: int) -> list[TorusRing] | None:
+    """The rings of `members` ranks, `stride` chips apart in rank order, when ranks fill the
+    dimensions in `order`; None when the members do not sit evenly along them."""
+    rings = []
+    for k in order:
+        if members == 1:
+            break
+        if stride >= k:
+            if stride % k:
+                return None
+            stride //= k
+            continue
+        if k % stride:
+            return None
+        room = k // stride
+        if members >= room:
+            if members % room:
+                return None
+            rings.append(TorusRing(room, stride, True))
+            members //= room
+        else:
+            if room % members:
+                return None
+            rings.append(TorusRing(members, stride, False))
+            members = 1
+        stride = 1
+    return rings if members == 1 else None
 
 
 def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
@@ -280,23 +334,25 @@ def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
 
 
 def _torus_phases(fabric: Fabric, op: str, lay: Layout) -> list[Phase]:
-    """Dimension by dimension over the torus dimensions the communicator spans (`torus_span`), as
+    """Dimension by dimension over the torus rings the communicator spans (`torus_rings`), as
     TPU collectives run (Kumar et al. 2021, "Exploring the limits of concurrency in ML training on
     Google TPUs", MLSys, section 3: 2-D/3-D reduce-scatter and all-gather on the torus; Jouppi et
-    al. 2023, TPU v4, ISCA, section 2: the ICI's 3D torus): a reduce-scatter is a bidirectional
-    ring along each dimension in turn (k − 1 steps moving (k − 1)/k of what each chip holds, half
-    each way over its two links of that dimension), the message shrinking by k after each; an
-    all-gather is the same stages in reverse, growing by k; an allreduce is both. Over several pods
-    each chip's 1/r share crosses the scale-out network between the reduce and the gather
+    al. 2023, TPU v4, ISCA, section 2: the ICI's 3D torus; Austin et al. 2025, "How to Scale Your
+    Model", part 3: a bidirectional ring per mesh axis, latency per hop along it): a reduce-scatter
+    is a ring along each dimension in turn (k − 1 steps moving (k − 1)/k of what each chip holds,
+    half each way round a whole dimension), the message shrinking by k after each; an all-gather
+    is the same stages in reverse, growing by k; an allreduce is both. Over several pods each
+    chip's 1/r share crosses the scale-out network between the reduce and the gather
     (`_across_domains`). The call's base latency is paid once, on the first stage in the pod."""
-    span = torus_span(fabric, lay.n, lay.stride)
-    if not span or op not in ("allreduce", "reduce-scatter", "allgather"):
+    rings = torus_rings(fabric, lay.n, lay.stride)
+    if not rings or op not in ("allreduce", "reduce-scatter", "allgather"):
         raise CollectiveError(f"the torus algorithm does not apply to {op} over {lay.n:,} ranks of this design")
     gen = generation(fabric)
     link = fabric.torus_link_cap
     reduce, size = [], 1.0
-    for k in span:
-        term = Term((k - 1) / k * size, 2 * link * cal.TORUS_EFFICIENCY, 2 * link, f"torus dimension of {k}",
+    for ring in rings:
+        k = ring.size
+        term = Term((k - 1) / k * size, ring.share * link * cal.TORUS_EFFICIENCY, ring.share * link, ring.where,
                     SCALE_UP, tuple(fabric.up_links), fabric.torus_links)
         reduce.append(Phase([term], {p: (k - 1) * gen.step_latency[p] for p in gen.protocols}))
         size /= k
