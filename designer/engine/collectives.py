@@ -191,9 +191,10 @@ class TorusRing:
 def torus_rings(fabric: Fabric, n: int, stride: int = 1) -> tuple[TorusRing, ...]:
     """The torus rings a communicator of n ranks, every `stride`-th, runs along in each pod, in the
     order it reduces over them. Ranks fill the torus dimension by dimension, the ranks between two
-    members (tensor parallel inside a data-parallel group) taking the first chips of each: as XLA
-    lays a device mesh onto a TPU slice, mesh axes on whole dimensions or on parts of one
-    (`jax.experimental.mesh_utils.create_device_mesh`). Of the orders of the dimensions that fit,
+    members (tensor parallel inside a data-parallel group) taking the first chips of each: as JAX
+    lays a device mesh onto a TPU slice, mesh axes on whole dimensions or, with
+    `allow_split_physical_axes`, on parts of one (`jax.experimental.mesh_utils.create_device_mesh`;
+    MaxText's setting of the same name). Of the orders of the dimensions that fit,
     the one that moves the bytes fastest, then with the fewest steps. A communicator over several
     pods must fill each pod. () when no order fits (12 members, every 4th, on a 16×16 torus)."""
     dims = fabric.torus_dims
