@@ -86,12 +86,11 @@ def test_group_on_part_of_a_dimension(torus, op):
 
 
 def test_groups_that_cannot_sit_evenly_on_the_torus_stay_rings(torus):
-    """3 chips do not divide a dimension of 4, nor 6 chips every 2nd: no torus algorithm. An
-    all-to-all has none either."""
+    """3 chips do not divide a dimension of 4, nor 6 chips every 2nd: no torus algorithm."""
     assert torus_rings(torus, 3) == () and torus_rings(torus, 6, 2) == ()
     assert "torus" not in applicable(torus, "allgather", 3)
     assert "torus" not in applicable(torus, "reduce-scatter", 6, 2)
-    assert "torus" not in applicable(torus, "alltoall", 64)
+    assert applicable(torus, "alltoall", 3) == ["ring"]
 
 
 def test_allreduce_is_the_reduce_scatter_then_the_all_gather(torus):
@@ -121,3 +120,28 @@ def test_over_several_pods_the_dcn_stage_comes_after_the_reduce_and_before_the_g
     assert scatter[-1].terms[0].traffic == pytest.approx(1 / 2 / 512)
     one_pod = time_collective(fabric, "reduce-scatter", "torus", 512, [G])
     assert len(one_pod.phases) == 3
+
+
+def test_all_to_all_crosses_several_hops_of_each_dimension(torus):
+    """Every chip sends S/n to every other, along each dimension ⌊k²/4⌋/k hops on average, all
+    dimensions at once: the slowest dimension bounds it. Latency: 8.4 µs + one 10 µs step.
+
+    4×4×4, 1 GiB: 1 hop on average per dimension, S / 37.2696 GB/s = 28.8101 ms + 18.4 µs =
+    28.8285 ms. 16×16, 1 GiB: 4 hops, 4 S / 37.2696 GB/s = 115.2405 ms + 18.4 µs = 115.2589 ms,
+    four times the one-hop ring formula (about 28.7 ms, the figure before the torus had its own)."""
+    assert applicable(torus, "alltoall", 64) == ["torus"]
+    assert float(time_collective(torus, "alltoall", "torus", 64, [G]).time[0]) == pytest.approx(28.8285e-3, rel=1e-5)
+    plane = build_fabric(generate("torus", default_catalog(), dims="16x16"), default_catalog())
+    rows, _ = collective_rows(plane, "alltoall", [G])
+    auto = next(r for r in rows if r["algorithm"] == "auto")
+    assert auto["chosen"] == "torus" and auto["time_s"] == pytest.approx(115.2589e-3, rel=1e-5)
+    assert auto["time_s"] >= auto["bound_time_s"]
+
+
+def test_all_to_all_over_several_pods_keeps_the_ring_formula():
+    """Across pods the data-centre network bounds an all-to-all: it stays the ring's formula."""
+    catalog = default_catalog()
+    fabric = build_fabric(generate("torus", catalog, platform="tpu-v4-host-dcn", dims="8x8x8", block="4x4x4",
+                                   pods=2), catalog)
+    assert applicable(fabric, "alltoall", 1024) == ["ring"]
+    assert applicable(fabric, "alltoall", 512) == ["torus"]

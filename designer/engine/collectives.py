@@ -150,7 +150,8 @@ def applicable(fabric: Fabric, op: str, n: int, stride: int = 1) -> list[str]:
     lay = layout(fabric, n, stride)
     algos = ["ring"]
     if op == "alltoall":
-        return ["ring"]
+        # On one torus a chip's peers sit several hops away: the ring's one-hop formula does not apply.
+        return ["torus"] if lay.m == 1 and torus_rings(fabric, n, stride) else ["ring"]
     if op == "allreduce" and n > 2:
         algos.append("tree")
     if op in ("allreduce", "reduce-scatter", "allgather") and lay.m > 1 and lay.r_dom > 1:
@@ -346,10 +347,12 @@ def _torus_phases(fabric: Fabric, op: str, lay: Layout) -> list[Phase]:
     chip's 1/r share crosses the scale-out network between the reduce and the gather
     (`_across_domains`). The call's base latency is paid once, on the first stage in the pod."""
     rings = torus_rings(fabric, lay.n, lay.stride)
-    if not rings or op not in ("allreduce", "reduce-scatter", "allgather"):
+    if not rings or op == "broadcast" or (op == "alltoall" and lay.m > 1):
         raise CollectiveError(f"the torus algorithm does not apply to {op} over {lay.n:,} ranks of this design")
     gen = generation(fabric)
     link = fabric.torus_link_cap
+    if op == "alltoall":
+        return [_torus_alltoall(fabric, rings)]
     reduce, size = [], 1.0
     for ring in rings:
         k = ring.size
@@ -364,6 +367,23 @@ def _torus_phases(fabric: Fabric, op: str, lay: Layout) -> list[Phase]:
     across = [_across_domains(fabric, op, lay)] if lay.m > 1 else []
     return {"allreduce": reduce + across + gather, "reduce-scatter": reduce + across,
             "allgather": across + gather}[op]
+
+
+def _torus_alltoall(fabric: Fabric, rings: tuple[TorusRing, ...]) -> Phase:
+    """An all-to-all inside one torus, routed dimension by dimension with every dimension's links
+    busy at once (the ICI routes each chip's messages to every other; Jouppi et al. 2023, section
+    3, all-to-all on the torus; Austin et al., "How to Scale Your Model", part 3: all-to-all on a
+    bidirectional ring of k costs S·k/8 per link): along a ring of k members each chip's S/k to
+    every other member travels min(d, k − d) hops, ⌊k²/4⌋/k hops on average, so each chip loads
+    the ring with ⌊k²/4⌋/k × S (k/4 for an even ring; a segment, with one direction of its links
+    per member, carries the same through half the capacity). The slowest dimension bounds it;
+    latency: one step, as a ring's all-to-all inside a scale-up domain."""
+    gen = generation(fabric)
+    link = fabric.torus_link_cap
+    terms = [Term((ring.size * ring.size // 4) / ring.size, ring.share * link * cal.TORUS_EFFICIENCY,
+                  ring.share * link, ring.where, SCALE_UP, tuple(fabric.up_links), fabric.torus_links)
+             for ring in rings]
+    return Phase(terms, {p: cal.BASE_LATENCY["ring"][p] + gen.step_latency[p] for p in gen.protocols})
 
 
 def _across_domains(fabric: Fabric, op: str, lay: Layout) -> Phase:
@@ -383,7 +403,9 @@ def lower_bound(fabric: Fabric, op: str, lay: Layout, in_network: bool) -> tuple
     n, r, m = lay.n, lay.r_dom, lay.m
     if n < 2:
         return 0.0
-    gpu_cap = (_ring_up_cap(fabric) if r > 1 else 0.0) + (fabric.out_raw if m > 1 else 0.0)
+    # A torus chip's all-to-all leaves over all its links, not one dimension's.
+    up_cap = fabric.up_raw if op == "alltoall" and fabric.torus_dims else _ring_up_cap(fabric)
+    gpu_cap = (up_cap if r > 1 else 0.0) + (fabric.out_raw if m > 1 else 0.0)
     if op == "allreduce":
         gpu = (1.0 if in_network else 2 * (n - 1) / n)
     elif op in ("reduce-scatter", "allgather", "alltoall"):
