@@ -166,11 +166,15 @@ class NodeItem(QGraphicsPathItem):
         return getattr(self, "_strike", None) is not None
 
     def set_failed(self, on: bool) -> None:
-        """Struck through (a line corner to corner, in the failure colour) while marked failed."""
+        """Struck through (a line corner to corner, in the failure colour) while marked failed.
+
+        The strike lies on the box's label plate, above every plate and link, so it runs across the
+        whole box, its own label included; it is thin and the text is drawn on an opaque plate, so
+        the label still reads."""
         if on == self.failed:
             return
         if on:
-            self._strike = QGraphicsLineItem(self)
+            self._strike = QGraphicsLineItem(self.plate)
             self._strike.setPen(_FAILED_PEN)
             self._strike.setZValue(20)
             self._place_strike()
