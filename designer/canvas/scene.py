@@ -15,7 +15,8 @@ from PySide6.QtWidgets import QGraphicsScene, QToolTip
 
 from designer.canvas import colors, tooltips
 from designer.canvas.interactions import Interactions
-from designer.canvas.items import LinkItem, NodeItem, common_ancestor, label_layer, link_line
+from designer.canvas.items import (BoxIndex, LinkItem, NodeItem, common_ancestor, label_layer, link_line,
+                                   runs_over_boxes)
 from designer.canvas.jobs import SlicedJobs
 from designer.document.document import Change, Document
 from designer.engine import views
@@ -109,6 +110,7 @@ class DesignScene(QGraphicsScene):
         self._stage.clear()
         self._staged = []
         self.building = True
+        self._links_restacked = False
         if len(self.design.items) > BUILD_IN_ONE_GO:
             # Painting a half-built scene after every slice would cost more than the slice itself.
             self.jobs.start("build", self._build_steps(), slice_s=SLICE_S, hold=True, after_slice=self._join_staged)
@@ -584,8 +586,26 @@ class DesignScene(QGraphicsScene):
                     self.reroute([self.link_items[link_id]])
                     yield
             self._show_hidden_selection()
+        if flipped or contents_changed or not self._links_restacked:
+            yield from self._restack_link_steps()
         if hidden:
             self.selectionChanged.emit()
+
+    def _restack_link_steps(self) -> Iterator[None]:
+        """Put beneath the boxes beside it each link that would run over a box it does not join
+        (`items.runs_over_boxes`): once a design is built, after each change, and when summary
+        cards open or close (links then end elsewhere)."""
+        self._links_restacked = True
+        boxes = BoxIndex()
+        for node in list(self.nodes.values()):
+            boxes.add(node)
+            yield
+        nodes, shown = self.nodes, self.shown_node
+        for link in list(self.link_items.values()):
+            a, b = nodes.get(link.a), nodes.get(link.b)
+            if a is not None and b is not None and link.isVisible():
+                link.set_over_boxes(runs_over_boxes(link, shown(a), shown(b), boxes))
+            yield
 
     def _summary(self, item_id: str, index: dict) -> tuple[str, list[str]]:
         busiest = None
