@@ -468,15 +468,16 @@ class BoxIndex:
     CELL = 400.0
 
     def __init__(self) -> None:
-        self._cells: dict[tuple[int, int], list[tuple[NodeItem, QRectF]]] = {}
+        self._cells: dict[tuple[int, int], list[tuple[int, NodeItem, float, float, float, float]]] = {}
 
     def add(self, node: NodeItem) -> None:
         if not node.isVisible():
             return
         rect = node.outline_in_scene()
-        inner = rect.adjusted(1, 1, -1, -1)  # a line along a border touches the box, it does not cross it
+        # Shrunk by a pixel: a line along a border touches the box, it does not cross it.
+        entry = (id(node), node, rect.left() + 1, rect.top() + 1, rect.right() - 1, rect.bottom() - 1)
         for cell in self._cells_of(rect.left(), rect.top(), rect.right(), rect.bottom()):
-            self._cells.setdefault(cell, []).append((node, inner))
+            self._cells.setdefault(cell, []).append(entry)
 
     def _cells_of(self, left: float, top: float, right: float, bottom: float):
         size = self.CELL
@@ -484,23 +485,27 @@ class BoxIndex:
             for cy in range(math.floor(top / size), math.floor(bottom / size) + 1):
                 yield cx, cy
 
-    def crossed(self, p: QPointF, q: QPointF):
-        """The boxes the segment p–q passes through."""
-        seen: set[int] = set()
-        for cell in self._cells_of(min(p.x(), q.x()), min(p.y(), q.y()), max(p.x(), q.x()), max(p.y(), q.y())):
-            for node, rect in self._cells.get(cell, ()):
-                if id(node) not in seen:
-                    seen.add(id(node))
-                    if segment_crosses(p, q, rect):
-                        yield node
+    def crossed(self, p: QPointF, q: QPointF, skip: set[int]):
+        """The boxes the segment p–q passes through, but those whose id() is in `skip`."""
+        px, py, qx, qy = p.x(), p.y(), q.x(), q.y()
+        left, right, top, bottom = min(px, qx), max(px, qx), min(py, qy), max(py, qy)
+        seen = set(skip)
+        for cell in self._cells_of(left, top, right, bottom):
+            for key, node, x0, y0, x1, y1 in self._cells.get(cell, ()):
+                if key in seen:
+                    continue
+                seen.add(key)
+                if x0 < right and left < x1 and y0 < bottom and top < y1 and segment_crosses(
+                        px, py, qx, qy, x0, y0, x1, y1):
+                    yield node
 
 
-def segment_crosses(p: QPointF, q: QPointF, rect: QRectF) -> bool:
-    """Whether the segment p–q passes through the inside of `rect` (Liang–Barsky clipping)."""
+def segment_crosses(px: float, py: float, qx: float, qy: float, x0: float, y0: float, x1: float, y1: float) -> bool:
+    """Whether the segment (px, py)–(qx, qy) passes through the inside of the box x0..x1 × y0..y1
+    (Liang–Barsky clipping)."""
     t0, t1 = 0.0, 1.0
-    dx, dy = q.x() - p.x(), q.y() - p.y()
-    for step, room in ((-dx, p.x() - rect.left()), (dx, rect.right() - p.x()),
-                       (-dy, p.y() - rect.top()), (dy, rect.bottom() - p.y())):
+    dx, dy = qx - px, qy - py
+    for step, room in ((-dx, px - x0), (dx, x1 - px), (-dy, py - y0), (dy, y1 - py)):
         if step == 0:
             if room < 0:
                 return False
@@ -526,8 +531,8 @@ def runs_over_boxes(link: LinkItem, a: NodeItem, b: NodeItem, boxes: BoxIndex) -
             ends.add(id(node))
             node = node.parentItem()
     line = link.line()
-    for node in boxes.crossed(link.mapToScene(line.p1()), link.mapToScene(line.p2())):
-        if id(node) in ends or (holder is not None and not holder.isAncestorOf(node)):
+    for node in boxes.crossed(link.mapToScene(line.p1()), link.mapToScene(line.p2()), ends):
+        if holder is not None and not holder.isAncestorOf(node):
             continue
         if node.parentItem() is holder and node.zValue() > LINK_Z:
             continue

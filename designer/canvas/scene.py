@@ -98,6 +98,7 @@ class DesignScene(QGraphicsScene):
         self.jobs.stop("detail")
         self.jobs.stop("overlay")
         self.jobs.stop("cards")
+        self.jobs.stop("restack")
         self._summaries = {}
         self.jobs.stop("look")
         self._looks = set()  # the old items go, selected look and all
@@ -515,6 +516,7 @@ class DesignScene(QGraphicsScene):
         self.jobs.finish("overlay")
         self.jobs.finish("look")
         self.jobs.finish("cards")
+        self.jobs.finish("restack")
 
     # --- level of detail: containers too small on screen draw as summary cards -------------------------
     def set_scale(self, scale: float) -> None:
@@ -587,15 +589,24 @@ class DesignScene(QGraphicsScene):
                     yield
             self._show_hidden_selection()
         if flipped or contents_changed or not self._links_restacked:
-            yield from self._restack_link_steps()
+            self._restack_links()
         if hidden:
             self.selectionChanged.emit()
 
-    def _restack_link_steps(self) -> Iterator[None]:
+    def _restack_links(self) -> None:
         """Put beneath the boxes beside it each link that would run over a box it does not join
         (`items.runs_over_boxes`): once a design is built, after each change, and when summary
-        cards open or close (links then end elsewhere)."""
+        cards open or close (links then end elsewhere). A job of its own, in slices for a big
+        design and painting as it goes: a link left on top for a few frames does no harm, a
+        canvas that stops painting for the whole pass would."""
         self._links_restacked = True
+        steps = self._restack_link_steps()
+        if len(self.nodes) + len(self.link_items) > RESTYLE_SLICE:
+            self.jobs.start("restack", steps, slice_steps=RESTYLE_SLICE)
+        else:
+            self.jobs.start("restack", steps)
+
+    def _restack_link_steps(self) -> Iterator[None]:
         boxes = BoxIndex()
         for node in list(self.nodes.values()):
             boxes.add(node)
