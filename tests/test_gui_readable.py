@@ -139,6 +139,20 @@ def test_a_link_that_would_cross_another_server_goes_beneath_it_until_the_way_is
         under = scene.items(point)
         assert under.index(s0) < under.index(link)
     assert _over_boxes_not_joined(scene) == []
+    # Selected, a link is drawn whole, over what it passes, and goes back beneath after.
+    link, point = next(iter(crossing.items()))
+    scene.select_ids([link.link_id])
+    qtbot.waitUntil(lambda: link.selected_look, timeout=5_000)
+    under = scene.items(point)
+    assert under.index(link) < under.index(s0)
+    # Failed (right-click ▸ Fail, or the Fail action on the selection), it stays whole too.
+    window.act_fail.trigger()
+    scene.select_ids([])
+    qtbot.waitUntil(lambda: link.failed and not link.selected_look, timeout=5_000)
+    assert scene.items(point).index(link) < scene.items(point).index(s0)
+    window.act_undo.trigger()
+    qtbot.waitUntil(lambda: not link.failed, timeout=5_000)
+    assert scene.items(point).index(s0) < scene.items(point).index(link)
 
     # Dragged over the gap between the servers, the leaf reaches both with nothing in the way:
     # every link is drawn on top again.

@@ -381,9 +381,10 @@ class LinkItem(QGraphicsLineItem):
             self._restack()
 
     def _restack(self) -> None:
-        """The bottleneck and a selected link on top of the others; a link that would run over
-        boxes it does not join beneath every box beside it (`runs_over_boxes`)."""
-        z = LINK_TOP_Z if self.bottleneck or self.selected_look else (BENEATH_Z if self.over_boxes else LINK_Z)
+        """The bottleneck, a selected and a failed link on top of the others, drawn whole; a link
+        that would run over boxes it does not join beneath every box beside it (`runs_over_boxes`)."""
+        z = (LINK_TOP_Z if self.bottleneck or self.selected_look or self.failed
+             else BENEATH_Z if self.over_boxes else LINK_Z)
         if self.zValue() != z:
             self.setZValue(z)
 
