@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QColor, QImage
 from PySide6.QtTest import QTest
 
 from designer.canvas import colors
@@ -16,16 +16,8 @@ from designer.io.files import load_design
 from designer.model.catalog import default_catalog
 from designer.model.layout import tidy_in_place
 from tests.helpers import two_servers_on_a_leaf, window_settled
+from tests.test_gui_labels import _render
 from tests.test_gui_failures import right_click_and_choose
-
-
-def _render(scene, rect: QRectF) -> QImage:
-    image = QImage(int(rect.width() * 4), int(rect.height() * 4), QImage.Format.Format_ARGB32)
-    image.fill(QColor(colors.CANVAS_BACKGROUND))
-    painter = QPainter(image)
-    scene.render(painter, QRectF(image.rect()), rect)
-    painter.end()
-    return image
 
 
 def _failure_pixels(image: QImage) -> int:
@@ -65,7 +57,7 @@ def test_a_failed_box_is_struck_through_across_its_label(make_window, qtbot):
     assert not node.failed and _failure_pixels(_render(scene, title)) == 0
 
 
-def _drawn_over(scene, link, node) -> bool:
+def _drawn_over(link, node) -> bool:
     """Whether Qt paints the link over the box: siblings stack by their z, and a box inside
     another stacks with that one (Qt paints a subtree as one, at its root's height)."""
     holder, outer = link.parentItem(), node
@@ -111,7 +103,7 @@ def _over_boxes_not_joined(scene) -> list[tuple[str, str]]:
             if (box[0] >= span[2] or span[0] >= box[2] or box[1] >= span[3] or span[1] >= box[3]
                     or id(node) in ends or (holder is not None and not holder.isAncestorOf(node))):
                 continue
-            if _crosses(p, q, box) and _drawn_over(scene, link, node):
+            if _crosses(p, q, box) and _drawn_over(link, node):
                 found.append((link.link_id, node.item_id))
     return found
 
