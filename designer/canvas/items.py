@@ -81,10 +81,11 @@ def label_layer() -> QGraphicsItem:
     return layer
 
 
-# Leaves and summary cards stack over the links beside them (links 5, a selected or bottleneck link
-# 6): a link passing a box goes behind it. Open containers stay under the links, which run over
-# their backgrounds to the contents, unless a link would run over a box it does not join on its
-# way: such a link goes beneath the open containers beside it too (-1) and shows only between boxes.
+# Leaves and summary cards stack over the links beside them (links 5; a selected, failed or
+# bottleneck link 6): a link passing a box goes behind it. Open containers stay under the links,
+# which run over their backgrounds to the contents, unless a link would run over a box it does not
+# join on its way: such a link goes beneath the open containers beside it too (-1) and shows only
+# between boxes.
 BOX_Z = 7
 LINK_Z, LINK_TOP_Z, BENEATH_Z = 5, 6, -1
 # A link still crosses the boxes it runs to: into a container over its header, or over leaves of
@@ -496,12 +497,12 @@ class BoxIndex:
                 if key in seen:
                     continue
                 seen.add(key)
-                if x0 < right and left < x1 and y0 < bottom and top < y1 and segment_crosses(
+                if x0 < right and left < x1 and y0 < bottom and top < y1 and _segment_crosses(
                         px, py, qx, qy, x0, y0, x1, y1):
                     yield node
 
 
-def segment_crosses(px: float, py: float, qx: float, qy: float, x0: float, y0: float, x1: float, y1: float) -> bool:
+def _segment_crosses(px: float, py: float, qx: float, qy: float, x0: float, y0: float, x1: float, y1: float) -> bool:
     """Whether the segment (px, py)–(qx, qy) passes through the inside of the box x0..x1 × y0..y1
     (Liang–Barsky clipping)."""
     t0, t1 = 0.0, 1.0
