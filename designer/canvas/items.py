@@ -393,7 +393,10 @@ def _link_pen(key: tuple) -> QPen:
         if failed:
             pen.setStyle(Qt.PenStyle.DashLine)
         pen.setCosmetic(True)
-        pen.setCapStyle(Qt.PenCapStyle.RoundCap if width else Qt.PenCapStyle.FlatCap)
+        # Flat caps keep Qt's raster engine on its line rasterizer, which clips a line to the
+        # viewport; a round cap makes it stroke each line whole into a path and fill that, several
+        # times the cost for long links (the 1,000-2,000 px switch mesh of a dragonfly cabinet).
+        pen.setCapStyle(Qt.PenCapStyle.FlatCap)
         _link_pens[key] = pen
     return pen
 
