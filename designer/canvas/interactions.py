@@ -29,9 +29,10 @@ class Interactions:
         self._alt_held = False  # Alt places freely, off the grid
         self._dragged: list[NodeItem] | None = None  # the items the drag under way moves
         self._dragged_links: list = []  # and the links it re-routes (LinkItems)
-        self._carried_links: list = []  # and those it shifts along
+        self._carried_links: list = []  # and those it carries along (both ends dragged)
         self._origins: dict[NodeItem, QPointF] = {}  # where the dragged items were on the press
         self._shift = QPointF(0, 0)  # how far the drag has moved them
+        self._lifted = False  # whether the dragged items are lifted (scene.lift) for the drag
         # Asked when a link could use several media; tests replace it. (options) -> choice or None
         self.choose_medium: Callable[[list[tuple[str, str]], str], str | None] | None = None
 
@@ -53,6 +54,7 @@ class Interactions:
         """After Qt handled a press: one on an item may start a drag of the selection, so what it
         would move is worked out now rather than in the first mouse move, which also repaints."""
         self.track_modifiers(event)
+        self._land()
         self._dragged, self._dragged_links, self._carried_links = None, [], []
         self._origins, self._shift = {}, QPointF(0, 0)
         if event.button() == Qt.MouseButton.LeftButton and isinstance(self.scene.mouseGrabberItem(), NodeItem):
@@ -75,9 +77,10 @@ class Interactions:
         their links along. Returns False when the mouse is not dragging items (Qt handles it).
 
         Qt's own item drag reads every selected item on every move (thousands after Select All)
-        and the snap moved each a second time; this moves each dragged item once, from where it
-        was on the press. Containers keep their size while a child is dragged (over or out of
-        them): the drop decides where it ends up."""
+        and the snap moved each a second time; here the first move lifts the dragged items above
+        the rest (`DesignScene.lift`), and each move shifts what is lifted as a whole. Containers
+        keep their size while a child is dragged (over or out of them): the drop decides where it
+        ends up."""
         self.track_modifiers(event)
         grabber = self.scene.mouseGrabberItem()
         if not (event.buttons() & Qt.MouseButton.LeftButton) or not isinstance(grabber, NodeItem):
@@ -90,16 +93,21 @@ class Interactions:
         start = self._origins[anchor]
         moved = event.scenePos() - event.buttonDownScenePos(Qt.MouseButton.LeftButton)
         shift = self.snap(start + moved) - start
-        step = shift - self._shift
-        if step == QPointF(0, 0):
+        if shift == self._shift:
             return True
         self._shift = shift
-        for node, origin in self._origins.items():
-            node.setPos(origin + shift)
+        if not self._lifted:
+            self.scene.lift(list(self._origins), self._carried_links)
+            self._lifted = True
+        self.scene.move_lifted(shift)
         self.scene.reroute(self._dragged_links, rehome=False)
-        for link in self._carried_links:
-            link.setLine(link.line().translated(step))
         return True
+
+    def _land(self) -> None:
+        """The drag is over: the dragged items go back into their containers, where it left them."""
+        if self._lifted:
+            self.scene.land()
+            self._lifted = False
 
     def commit_moves(self, release_at: QPointF | None = None) -> None:
         """Turn the positions the user dragged items to into one undo step. An item released over
@@ -107,6 +115,7 @@ class Interactions:
         another), one released over nothing that holds it goes to the top level; the model
         decides (`placement.reparent_problem`), and an item it refuses goes back where it was
         while the status bar says why."""
+        self._land()
         dragged = self._dragged if self._dragged is not None else self.dragged_nodes()
         self._dragged, self._dragged_links, self._carried_links = None, [], []
         self._origins, self._shift = {}, QPointF(0, 0)

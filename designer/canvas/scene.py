@@ -9,13 +9,14 @@ import threading
 from typing import Any
 from collections.abc import Callable, Iterator
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QGraphicsScene, QToolTip
 
 from designer.canvas import colors, tooltips
 from designer.canvas.interactions import Interactions
-from designer.canvas.items import LinkItem, NodeItem, common_ancestor, label_layer, link_line
+from designer.canvas.items import (LIFTED_LABEL_Z, LIFTED_Z, LinkItem, NodeItem, common_ancestor, label_layer,
+                                   link_line)
 from designer.canvas.jobs import SlicedJobs
 from designer.document.document import Change, Document
 from designer.engine import views
@@ -82,6 +83,12 @@ class DesignScene(QGraphicsScene):
         self._hidden_selection: set = set()
         self.labels = label_layer()  # every box's label plate, above the links (items.LABEL_Z)
         self.addItem(self.labels)
+        # What a drag moves, lifted above everything else while it lasts (`lift`, `land`).
+        self._lifted_boxes, self._lifted_labels = label_layer(LIFTED_Z), label_layer(LIFTED_LABEL_Z)
+        self.addItem(self._lifted_boxes)
+        self.addItem(self._lifted_labels)
+        self._lifted: list[tuple[NodeItem, NodeItem | None]] = []  # (box, the container it came from)
+        self._lifted_links: list[tuple[LinkItem, NodeItem | None, QLineF]] = []  # (link, holder, line there)
         document.changed.connect(self.on_changed)
         self.selectionChanged.connect(self._on_selection_look)
         self.rebuild()
@@ -99,6 +106,7 @@ class DesignScene(QGraphicsScene):
         self.jobs.stop("cards")
         self._summaries = {}
         self.jobs.stop("look")
+        self.land()
         self._looks = set()  # the old items go, selected look and all
         self.clearSelection()
         top_level = [i for i in (*self.nodes.values(), *self.link_items.values()) if i.parentItem() is None]
@@ -277,6 +285,9 @@ class DesignScene(QGraphicsScene):
             if item.parent:
                 refit.add(item.parent)
         self._join_staged()
+        # Only moves within their containers (a drag, a nudge): what each card holds and says stays.
+        moves_only = not (change.items_added or change.items_removed or change.links_added
+                          or change.links_removed or change.links_changed)
         for item_id in change.items_changed:
             item, node = design.items.get(item_id), self.nodes.get(item_id)
             if item is None or node is None:
@@ -285,6 +296,7 @@ class DesignScene(QGraphicsScene):
             new_parent = self.nodes.get(item.parent) if item.parent else None
             geometry = False
             if old_parent is not new_parent:
+                moves_only = False
                 if isinstance(old_parent, NodeItem):
                     refit.add(old_parent.item_id)
                 node.setParentItem(new_parent)
@@ -295,7 +307,10 @@ class DesignScene(QGraphicsScene):
             if node.pos() != QPointF(item.x, item.y):
                 node.setPos(item.x, item.y)
                 geometry = True
-            node.set_values(item.label, self._short_part(item), item.count)
+            values = (item.label, self._short_part(item), item.count)
+            if values != (node.label, node.part_name, node.count):
+                moves_only = False
+                node.set_values(*values)
             if geometry:  # a rename or a new count leaves every line where it was
                 touched.add(item_id)
                 if item.parent:
@@ -334,8 +349,9 @@ class DesignScene(QGraphicsScene):
         self._join_staged()
         self.update_links_around(touched, self.refit(refit))
         self._grow_scene_rect(touched)
-        self._summaries = {}
-        self.refresh_cards(contents_changed=True)
+        if not moves_only:
+            self._summaries = {}
+        self.refresh_cards(contents_changed=not moves_only)
 
     def _remove_link(self, link_id: str) -> None:
         item = self.link_items.pop(link_id, None)
@@ -545,7 +561,8 @@ class DesignScene(QGraphicsScene):
             return
         steps = self._card_steps(containers, contents_changed)
         if len(containers) + len(self.link_items) > RESTYLE_SLICE:
-            self.jobs.start("cards", steps, slice_steps=RESTYLE_SLICE, hold=True)
+            # By time, not steps: a card's step (its summary written) costs tens of a link's.
+            self.jobs.start("cards", steps, slice_s=SLICE_S, hold=True)
         else:
             self.jobs.start("cards", steps)
 
@@ -692,6 +709,44 @@ class DesignScene(QGraphicsScene):
     def mouseReleaseEvent(self, event) -> None:
         super().mouseReleaseEvent(event)
         self.interactions.commit_moves(event.scenePos() if event.button() == Qt.MouseButton.LeftButton else None)
+
+    # --- a drag lifts what it moves above every other box and label --------------------------------
+    def lift(self, nodes: list[NodeItem], links: list[LinkItem]) -> None:
+        """Draw dragged boxes, their labels and the links between them above everything else until
+        `land`: they move, where they are on screen, into two top-level layers (boxes, then their
+        labels), which the drag moves as a whole: two moves per mouse move, however many items."""
+        self.land()
+        for node in nodes:
+            parent, at = node.parentItem(), node.scenePos()
+            self._lifted.append((node, parent))
+            node.plate.setParentItem(self._lifted_labels)
+            node.setParentItem(self._lifted_boxes)
+            node.setPos(at)
+        for link in links:
+            holder, line = link.parentItem(), link.line()
+            self._lifted_links.append((link, holder, line))
+            link.setParentItem(self._lifted_boxes)
+            if holder is not None:  # a top-level link's line is in scene coordinates already
+                link.setLine(line.translated(holder.scenePos()))
+
+    def move_lifted(self, shift: QPointF) -> None:
+        """Move what is lifted by `shift` from where it was lifted."""
+        self._lifted_boxes.setPos(shift)
+        self._lifted_labels.setPos(shift)
+
+    def land(self) -> None:
+        """Put the lifted items back in their containers, where the drag left them."""
+        shift = self._lifted_boxes.pos()
+        for node, parent in self._lifted:
+            at = node.scenePos()
+            node.setParentItem(parent)
+            node.plate.setParentItem(parent.plate if parent is not None else self.labels)
+            node.setPos(parent.mapFromScene(at) if parent is not None else at)
+        for link, holder, line in self._lifted_links:
+            link.setParentItem(holder)
+            link.setLine(line.translated(shift))
+        self._lifted, self._lifted_links = [], []
+        self.move_lifted(QPointF(0, 0))
 
     # --- selection helpers --------------------------------------------------------------------------
     def selection(self) -> tuple[list[str], list[str]]:
