@@ -108,6 +108,7 @@ class DesignScene(QGraphicsScene):
         self.jobs.stop("look")
         self.land()
         self._looks = set()  # the old items go, selected look and all
+        self._hidden_selection = set()
         self.clearSelection()
         top_level = [i for i in (*self.nodes.values(), *self.link_items.values()) if i.parentItem() is None]
         self._discard(top_level + [i.plate for i in top_level if isinstance(i, NodeItem)])
@@ -827,19 +828,45 @@ class DesignScene(QGraphicsScene):
 
     def _hidden_selected(self) -> list:
         """The hidden selection that still counts: what a selected card (any container around it
-        that is selected) hides. The rest is dropped: the user has chosen something else."""
+        that is selected) hides. The rest is dropped: the user has chosen something else.
+
+        Read from the model's containment, each container asked once: Select All on a big design
+        hides tens of thousands of items in cards, and a walk up from each would ask Qt for every
+        parent of every one."""
         if not self._hidden_selection:
             return []
+        items, links, nodes, link_items = self.design.items, self.design.links, self.nodes, self.link_items
+        held_in: dict[str | None, bool] = {None: False}  # container → it or one around it is selected
+
+        def held(item_id: str) -> bool:
+            """Whether a container around the item is selected."""
+            walked, parent, answer = [], items[item_id].parent, None
+            while parent not in held_in:
+                walked.append(parent)
+                node = nodes.get(parent)
+                if node is not None and node.isSelected():
+                    answer = True
+                    break
+                parent = items[parent].parent
+            if answer is None:
+                answer = held_in[parent]
+            for container in walked:
+                held_in[container] = answer
+            return answer
+
         kept = []
         for element in self._hidden_selection:
+            if isinstance(element, NodeItem):
+                current = nodes.get(element.item_id) is element and element.item_id in items
+                end = element.item_id
+            else:
+                current = link_items.get(element.link_id) is element and element.link_id in links
+                end = links[element.link_id].a if current else None  # hidden inside the card that hides its end
             try:
-                if element.isVisible() or element.scene() is not self:
-                    continue
-                held = _inside_selected(element)
+                if current and not element.isVisible() and held(end):
+                    kept.append(element)
             except RuntimeError:  # already deleted
                 continue
-            if held:
-                kept.append(element)
         self._hidden_selection = set(kept)
         return kept
 
