@@ -3,9 +3,11 @@ label (issue 11): a box dragged across another box's title is not hidden under t
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
 from PySide6.QtTest import QTest
 
+from designer.canvas import interactions
 from tests.helpers import two_servers_on_a_leaf, window_settled
 
 
@@ -76,7 +78,10 @@ def test_a_dragged_box_and_its_label_draw_above_another_box_s_title(make_window,
     assert _belongs_to(scene.items(_title_rect(other).center())[0], other)
 
 
-def test_a_drag_of_everything_lands_every_box_link_and_label_where_it_was_dropped(make_window, qtbot):
+@pytest.mark.parametrize("lift_at_most", [interactions.LIFT_AT_MOST, 0], ids=["lifted", "moved one by one"])
+def test_a_drag_of_everything_lands_every_box_link_and_label_where_it_was_dropped(make_window, qtbot, monkeypatch,
+                                                                                  lift_at_most):
+    monkeypatch.setattr(interactions, "LIFT_AT_MOST", lift_at_most)
     window = _shown_at_100_percent(make_window, qtbot)
     scene, view, doc = window.scene, window.view, window.document
     window.act_select_all.trigger()

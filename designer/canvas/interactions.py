@@ -18,6 +18,12 @@ from designer.model.layout import GRID, LEAF_H, LEAF_W
 from designer.topologies.base import Builder
 
 PART_MIME = "application/x-cluster-designer-part"  # a catalogue part dragged from the palette
+# A drag of at most this many boxes and links between them lifts them above everything else
+# (`DesignScene.lift`): each costs a few microseconds to lift and to land, once per drag. A bigger
+# drag (thousands after Select All) moves them one by one on every mouse move instead, where they
+# lie in the stacking order: lifting and landing tens of thousands would hold the press and the
+# release for longer than a frame.
+LIFT_AT_MOST = 2000
 
 
 class Interactions:
@@ -78,9 +84,10 @@ class Interactions:
 
         Qt's own item drag reads every selected item on every move (thousands after Select All)
         and the snap moved each a second time; here the first move lifts the dragged items above
-        the rest (`DesignScene.lift`), and each move shifts what is lifted as a whole. Containers
-        keep their size while a child is dragged (over or out of them): the drop decides where it
-        ends up."""
+        the rest (`DesignScene.lift`), and each move shifts what is lifted as a whole (a drag of
+        more than LIFT_AT_MOST moves each item once per move, from where it was on the press).
+        Containers keep their size while a child is dragged (over or out of them): the drop
+        decides where it ends up."""
         self.track_modifiers(event)
         grabber = self.scene.mouseGrabberItem()
         if not (event.buttons() & Qt.MouseButton.LeftButton) or not isinstance(grabber, NodeItem):
@@ -93,13 +100,20 @@ class Interactions:
         start = self._origins[anchor]
         moved = event.scenePos() - event.buttonDownScenePos(Qt.MouseButton.LeftButton)
         shift = self.snap(start + moved) - start
-        if shift == self._shift:
+        step = shift - self._shift
+        if step == QPointF(0, 0):
             return True
         self._shift = shift
-        if not self._lifted:
+        if not self._lifted and len(self._origins) + len(self._carried_links) <= LIFT_AT_MOST:
             self.scene.lift(list(self._origins), self._carried_links)
             self._lifted = True
-        self.scene.move_lifted(shift)
+        if self._lifted:
+            self.scene.move_lifted(shift)
+        else:
+            for node, origin in self._origins.items():
+                node.setPos(origin + shift)
+            for link in self._carried_links:
+                link.setLine(link.line().translated(step))
         self.scene.reroute(self._dragged_links, rehome=False)
         return True
 

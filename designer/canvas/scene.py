@@ -718,11 +718,13 @@ class DesignScene(QGraphicsScene):
         labels), which the drag moves as a whole: two moves per mouse move, however many items."""
         self.land()
         for node in nodes:
-            parent, at = node.parentItem(), node.scenePos()
+            parent = node.parentItem()
             self._lifted.append((node, parent))
+            at = node.scenePos() if parent is not None else None  # a top-level box is there already
             node.plate.setParentItem(self._lifted_labels)
             node.setParentItem(self._lifted_boxes)
-            node.setPos(at)
+            if at is not None:
+                node.setPos(at)
         for link in links:
             holder, line = link.parentItem(), link.line()
             self._lifted_links.append((link, holder, line))
@@ -739,7 +741,7 @@ class DesignScene(QGraphicsScene):
         """Put the lifted items back in their containers, where the drag left them."""
         shift = self._lifted_boxes.pos()
         for node, parent in self._lifted:
-            at = node.scenePos()
+            at = node.pos() + shift
             node.setParentItem(parent)
             node.plate.setParentItem(parent.plate if parent is not None else self.labels)
             node.setPos(parent.mapFromScene(at) if parent is not None else at)
