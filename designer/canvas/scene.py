@@ -78,9 +78,10 @@ class DesignScene(QGraphicsScene):
         self._blast_generation = 0  # a change makes an index being built off the UI thread stale
         self._blast_building: int | None = None  # the generation whose index the helper thread builds
         self._blastBuilt.connect(self._blast_built, Qt.ConnectionType.QueuedConnection)
-        # Items and links selected though a summary card hides them (Qt selects only what is shown):
-        # they stay selected while a card holding them is.
-        self._hidden_selection: set = set()
+        # Items and links selected though a summary card hides them (Qt selects only what is shown),
+        # by id: they stay selected while a card holding them is.
+        self._hidden_items: set[str] = set()
+        self._hidden_links: set[str] = set()
         self.labels = label_layer()  # every box's label plate, above the links (items.LABEL_Z)
         self.addItem(self.labels)
         # What a drag moves, lifted above everything else while it lasts (`lift`, `land`).
@@ -108,7 +109,7 @@ class DesignScene(QGraphicsScene):
         self.jobs.stop("look")
         self.land()
         self._looks = set()  # the old items go, selected look and all
-        self._hidden_selection = set()
+        self._hidden_items, self._hidden_links = set(), set()
         self.clearSelection()
         top_level = [i for i in (*self.nodes.values(), *self.link_items.values()) if i.parentItem() is None]
         self._discard(top_level + [i.plate for i in top_level if isinstance(i, NodeItem)])
@@ -578,7 +579,7 @@ class DesignScene(QGraphicsScene):
                 flipped.add(node.item_id)
                 hidden = hidden or card
                 if card and node.isSelected():
-                    self._hidden_selection.update(self._selected_inside(node))
+                    self._hide_selection(self._selected_inside(node))
             # Qt deselects each selected item a card hides, one signal each (and every handler
             # reads the whole selection): the handlers hear it once, when the cards are done.
             self.blockSignals(True)
@@ -761,10 +762,8 @@ class DesignScene(QGraphicsScene):
                 items.append(element.item_id)
             elif isinstance(element, LinkItem):
                 links.append(element.link_id)
-        for element in self._hidden_selected():
-            (items if isinstance(element, NodeItem) else links).append(
-                element.item_id if isinstance(element, NodeItem) else element.link_id)
-        return items, links
+        hidden_items, hidden_links = self._hidden_selected()
+        return items + hidden_items, links + hidden_links
 
     def selected_ids(self) -> list[str]:
         return self.selection()[0]
@@ -790,12 +789,13 @@ class DesignScene(QGraphicsScene):
         self.blockSignals(True)
         try:
             self.clearSelection()
-            hidden = set()
+            hidden = []
             for item in items:
                 item.setSelected(True)
                 if not item.isSelected():  # Qt selects nothing hidden
-                    hidden.add(item)
-            self._hidden_selection = hidden
+                    hidden.append(item)
+            self._hidden_items, self._hidden_links = set(), set()
+            self._hide_selection(hidden)
         finally:
             self.blockSignals(False)
         self.selectionChanged.emit()
@@ -823,68 +823,54 @@ class DesignScene(QGraphicsScene):
         while stack:
             child = stack.pop()
             if isinstance(child, (NodeItem, LinkItem)):
-                if child.isSelected() or child in self._hidden_selection:
+                if child.isSelected() or (child.item_id in self._hidden_items if isinstance(child, NodeItem)
+                                          else child.link_id in self._hidden_links):
                     out.append(child)
                 stack.extend(child.childItems())
         return out
 
-    def _hidden_selected(self) -> list:
-        """The hidden selection that still counts: what a selected card (any container around it
-        that is selected) hides. The rest is dropped: the user has chosen something else.
-
-        Read from the model's containment, each container asked once: Select All on a big design
-        hides tens of thousands of items in cards, and a walk up from each would ask Qt for every
-        parent of every one."""
-        if not self._hidden_selection:
-            return []
-        items, links, nodes, link_items = self.design.items, self.design.links, self.nodes, self.link_items
-        held_in: dict[str | None, bool] = {None: False}  # container → it or one around it is selected
-
-        def held(item_id: str) -> bool:
-            """Whether a container around the item is selected."""
-            walked, parent, answer = [], items[item_id].parent, None
-            while parent not in held_in:
-                walked.append(parent)
-                node = nodes.get(parent)
-                if node is not None and node.isSelected():
-                    answer = True
-                    break
-                parent = items[parent].parent
-            if answer is None:
-                answer = held_in[parent]
-            for container in walked:
-                held_in[container] = answer
-            return answer
-
-        kept = []
-        for element in self._hidden_selection:
+    def _hide_selection(self, elements) -> None:
+        """These selected items and links are hidden by a card from now on."""
+        for element in elements:
             if isinstance(element, NodeItem):
-                current = nodes.get(element.item_id) is element and element.item_id in items
-                end = element.item_id
+                self._hidden_items.add(element.item_id)
             else:
-                current = link_items.get(element.link_id) is element and element.link_id in links
-                end = links[element.link_id].a if current else None  # hidden inside the card that hides its end
-            try:
-                if current and not element.isVisible() and held(end):
-                    kept.append(element)
-            except RuntimeError:  # already deleted
-                continue
-        self._hidden_selection = set(kept)
-        return kept
+                self._hidden_links.add(element.link_id)
+
+    def _hidden_selected(self) -> tuple[list[str], list[str]]:
+        """The hidden selection that still counts (item and link ids): what a selected card (any
+        container around it that is selected) hides. The rest is dropped: the user has chosen
+        something else."""
+        if not (self._hidden_items or self._hidden_links):
+            return [], []
+        items, links = self.design.items, self.design.links
+        state_of = self._containment()
+        kept_items = [i for i in self._hidden_items if i in items and all(state_of(items[i].parent))]
+        kept_links = [i for i in self._hidden_links if i in links and all(state_of(_holder_id(items, links[i])))]
+        self._hidden_items, self._hidden_links = set(kept_items), set(kept_links)
+        return kept_items, kept_links
 
     def _show_hidden_selection(self) -> None:
         """Contents of a selected card that opened are shown selected."""
+        if not (self._hidden_items or self._hidden_links):
+            return
+        items, links = self.design.items, self.design.links
+        state_of = self._containment()
         shown = []
-        for element in list(self._hidden_selection):
-            try:
-                if not element.isVisible():
+        for hidden, elements, container_of, holder in (
+                (self._hidden_items, self.nodes, lambda i: items[i].parent, items),
+                (self._hidden_links, self.link_items, lambda i: _holder_id(items, links[i]), links)):
+            for element_id in list(hidden):
+                if element_id not in holder:
+                    hidden.discard(element_id)
                     continue
-                held = _inside_selected(element)
-            except RuntimeError:  # already deleted
-                continue
-            self._hidden_selection.discard(element)
-            if held:
-                shown.append(element)
+                covered, held = state_of(container_of(element_id))
+                if covered:
+                    continue
+                hidden.discard(element_id)
+                element = elements.get(element_id)
+                if held and element is not None:
+                    shown.append(element)
         if not shown:
             return
         self.blockSignals(True)
@@ -895,6 +881,29 @@ class DesignScene(QGraphicsScene):
             self.blockSignals(False)
         self.selectionChanged.emit()
 
+    def _containment(self) -> Callable[[str | None], tuple[bool, bool]]:
+        """For a container id (None: the top level): whether a card hides its contents (it or one
+        around it is a card) and whether it or one around it is selected. Read from the model's
+        containment, asking Qt about each container once: Select All on a big design hides tens
+        of thousands of items in cards, and asking about each of those took longer than a frame."""
+        items, nodes = self.design.items, self.nodes
+        state: dict[str | None, tuple[bool, bool]] = {None: (False, False)}
+
+        def state_of(container_id: str | None) -> tuple[bool, bool]:
+            walked = []
+            while container_id not in state:
+                walked.append(container_id)
+                container_id = items[container_id].parent
+            covered, held = state[container_id]
+            for outer_first in reversed(walked):
+                node = nodes.get(outer_first)
+                covered = covered or (node is not None and node.card)
+                held = held or (node is not None and node.isSelected())
+                state[outer_first] = (covered, held)
+            return covered, held
+
+        return state_of
+
     def node_at(self, scene_pos: QPointF, exclude=()) -> NodeItem | None:
         for item in self.items(scene_pos):
             if isinstance(item, NodeItem) and item not in exclude:
@@ -902,9 +911,17 @@ class DesignScene(QGraphicsScene):
         return None
 
 
-def _inside_selected(element) -> bool:
-    """Whether a container around the element (at any depth) is selected."""
-    parent = element.parentItem()
-    while parent is not None and not parent.isSelected():
-        parent = parent.parentItem()
-    return parent is not None
+def _holder_id(items: dict[str, Item], link) -> str | None:
+    """The container a link is drawn in: the innermost holding both ends (`common_ancestor`), read
+    from the model."""
+    a, b = items[link.a], items[link.b]
+    if a.parent == b.parent and link.a != b.parent and link.b != a.parent:
+        return a.parent
+    around_a, parent = {link.a}, a.parent
+    while parent is not None:
+        around_a.add(parent)
+        parent = items[parent].parent
+    holder = link.b
+    while holder is not None and holder not in around_a:
+        holder = items[holder].parent
+    return holder
