@@ -18,6 +18,12 @@ from designer.model.layout import GRID, LEAF_H, LEAF_W
 from designer.topologies.base import Builder
 
 PART_MIME = "application/x-cluster-designer-part"  # a catalogue part dragged from the palette
+# A drag of at most this many boxes and links between them lifts them above everything else
+# (`DesignScene.lift`): each costs a few microseconds to lift and to land, once per drag. A bigger
+# drag (thousands after Select All) moves them one by one on every mouse move instead, where they
+# lie in the stacking order: lifting and landing tens of thousands would hold the press and the
+# release for longer than a frame.
+LIFT_AT_MOST = 2000
 
 
 class Interactions:
@@ -29,9 +35,10 @@ class Interactions:
         self._alt_held = False  # Alt places freely, off the grid
         self._dragged: list[NodeItem] | None = None  # the items the drag under way moves
         self._dragged_links: list = []  # and the links it re-routes (LinkItems)
-        self._carried_links: list = []  # and those it shifts along
+        self._carried_links: list = []  # and those it carries along (both ends dragged)
         self._origins: dict[NodeItem, QPointF] = {}  # where the dragged items were on the press
         self._shift = QPointF(0, 0)  # how far the drag has moved them
+        self._lifted = False  # whether the dragged items are lifted (scene.lift) for the drag
         # Asked when a link could use several media; tests replace it. (options) -> choice or None
         self.choose_medium: Callable[[list[tuple[str, str]], str], str | None] | None = None
 
@@ -53,6 +60,7 @@ class Interactions:
         """After Qt handled a press: one on an item may start a drag of the selection, so what it
         would move is worked out now rather than in the first mouse move, which also repaints."""
         self.track_modifiers(event)
+        self._land()
         self._dragged, self._dragged_links, self._carried_links = None, [], []
         self._origins, self._shift = {}, QPointF(0, 0)
         if event.button() == Qt.MouseButton.LeftButton and isinstance(self.scene.mouseGrabberItem(), NodeItem):
@@ -75,9 +83,11 @@ class Interactions:
         their links along. Returns False when the mouse is not dragging items (Qt handles it).
 
         Qt's own item drag reads every selected item on every move (thousands after Select All)
-        and the snap moved each a second time; this moves each dragged item once, from where it
-        was on the press. Containers keep their size while a child is dragged (over or out of
-        them): the drop decides where it ends up."""
+        and the snap moved each a second time; here the first move lifts the dragged items above
+        the rest (`DesignScene.lift`), and each move shifts what is lifted as a whole (a drag of
+        more than LIFT_AT_MOST moves each item once per move, from where it was on the press).
+        Containers keep their size while a child is dragged (over or out of them): the drop
+        decides where it ends up."""
         self.track_modifiers(event)
         grabber = self.scene.mouseGrabberItem()
         if not (event.buttons() & Qt.MouseButton.LeftButton) or not isinstance(grabber, NodeItem):
@@ -94,12 +104,24 @@ class Interactions:
         if step == QPointF(0, 0):
             return True
         self._shift = shift
-        for node, origin in self._origins.items():
-            node.setPos(origin + shift)
+        if not self._lifted and len(self._origins) + len(self._carried_links) <= LIFT_AT_MOST:
+            self.scene.lift(list(self._origins), self._carried_links)
+            self._lifted = True
+        if self._lifted:
+            self.scene.move_lifted(shift)
+        else:
+            for node, origin in self._origins.items():
+                node.setPos(origin + shift)
+            for link in self._carried_links:
+                link.setLine(link.line().translated(step))
         self.scene.reroute(self._dragged_links, rehome=False)
-        for link in self._carried_links:
-            link.setLine(link.line().translated(step))
         return True
+
+    def _land(self) -> None:
+        """The drag is over: the dragged items go back into their containers, where it left them."""
+        if self._lifted:
+            self.scene.land()
+            self._lifted = False
 
     def commit_moves(self, release_at: QPointF | None = None) -> None:
         """Turn the positions the user dragged items to into one undo step. An item released over
@@ -107,6 +129,7 @@ class Interactions:
         another), one released over nothing that holds it goes to the top level; the model
         decides (`placement.reparent_problem`), and an item it refuses goes back where it was
         while the status bar says why."""
+        self._land()
         dragged = self._dragged if self._dragged is not None else self.dragged_nodes()
         self._dragged, self._dragged_links, self._carried_links = None, [], []
         self._origins, self._shift = {}, QPointF(0, 0)

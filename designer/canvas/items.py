@@ -73,11 +73,12 @@ def _plain_child(parent: QGraphicsItem, text: bool) -> QGraphicsItem:
     return child
 
 
-def label_layer() -> QGraphicsItem:
-    """The top-level item that holds every box's label plate, above every link (`LABEL_Z`)."""
+def label_layer(z: float | None = None) -> QGraphicsItem:
+    """A top-level item that only holds others: by default every box's label plate, above every
+    link (`LABEL_Z`); during a drag, the dragged boxes or their labels (`LIFTED_Z`, `LIFTED_LABEL_Z`)."""
     layer = QGraphicsPathItem()
     layer.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents)
-    layer.setZValue(LABEL_Z)
+    layer.setZValue(LABEL_Z if z is None else z)
     return layer
 
 
@@ -94,6 +95,8 @@ LINK_Z, LINK_TOP_Z, BENEATH_Z = 5, 6, -1
 # parent's plate, placed where the child is), so a move carries the labels along as it carries
 # the contents.
 LABEL_Z = 10
+# While dragged, boxes are lifted above every other box and label, and their own labels above them.
+LIFTED_Z, LIFTED_LABEL_Z = LABEL_Z + 1, LABEL_Z + 2
 _NODE_FLAGS = QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
 # A container encloses its contents (their links too), so Qt may skip a container off screen
 # without visiting its contents, on every paint and every look-up of what lies under a point.
@@ -139,6 +142,7 @@ class NodeItem(QGraphicsPathItem):
         self._text_on = True
         self._card_title: QGraphicsSimpleTextItem | None = None
         self._card_text: QGraphicsSimpleTextItem | None = None
+        self._card_key: tuple | None = None  # what the card's texts were last laid out for
         if not self.container and part_name:
             self._add_part_text()
         self.setPath(_rounded(self._rect))
@@ -295,6 +299,10 @@ class NodeItem(QGraphicsPathItem):
     def set_card_text(self, title: str, lines: list[str], scale: float) -> None:
         """The summary at a constant size on screen (`scale`: the view's zoom), elided to the box
         and with as many detail lines as fit."""
+        key = (title, tuple(lines), scale, self._rect)
+        if key == self._card_key:
+            return  # laid out for this text, zoom and size already (cards are refreshed after every edit)
+        self._card_key = key
         if self._card_title is None:
             self._card_title = _plain_child(self.plate, text=True)
             self._card_title.setFont(font("header"))
@@ -412,7 +420,10 @@ def _link_pen(key: tuple) -> QPen:
         if failed:
             pen.setStyle(Qt.PenStyle.DashLine)
         pen.setCosmetic(True)
-        pen.setCapStyle(Qt.PenCapStyle.RoundCap if width else Qt.PenCapStyle.FlatCap)
+        # Flat caps keep Qt's raster engine on its line rasterizer, which clips a line to the
+        # viewport; a round cap makes it stroke each line whole into a path and fill that, several
+        # times the cost for long links (the 1,000-2,000 px switch mesh of a dragonfly cabinet).
+        pen.setCapStyle(Qt.PenCapStyle.FlatCap)
         _link_pens[key] = pen
     return pen
 

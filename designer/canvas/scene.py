@@ -9,14 +9,14 @@ import threading
 from typing import Any
 from collections.abc import Callable, Iterator
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QGraphicsScene, QToolTip
 
 from designer.canvas import colors, tooltips
 from designer.canvas.interactions import Interactions
-from designer.canvas.items import (BoxIndex, LinkItem, NodeItem, common_ancestor, label_layer, link_line,
-                                   runs_over_boxes)
+from designer.canvas.items import (LIFTED_LABEL_Z, LIFTED_Z, BoxIndex, LinkItem, NodeItem, common_ancestor,
+                                   label_layer, link_line, runs_over_boxes)
 from designer.canvas.jobs import SlicedJobs
 from designer.document.document import Change, Document
 from designer.engine import views
@@ -78,11 +78,18 @@ class DesignScene(QGraphicsScene):
         self._blast_generation = 0  # a change makes an index being built off the UI thread stale
         self._blast_building: int | None = None  # the generation whose index the helper thread builds
         self._blastBuilt.connect(self._blast_built, Qt.ConnectionType.QueuedConnection)
-        # Items and links selected though a summary card hides them (Qt selects only what is shown):
-        # they stay selected while a card holding them is.
-        self._hidden_selection: set = set()
+        # Items and links selected though a summary card hides them (Qt selects only what is shown),
+        # by id: they stay selected while a card holding them is.
+        self._hidden_items: set[str] = set()
+        self._hidden_links: set[str] = set()
         self.labels = label_layer()  # every box's label plate, above the links (items.LABEL_Z)
         self.addItem(self.labels)
+        # What a drag moves, lifted above everything else while it lasts (`lift`, `land`).
+        self._lifted_boxes, self._lifted_labels = label_layer(LIFTED_Z), label_layer(LIFTED_LABEL_Z)
+        self.addItem(self._lifted_boxes)
+        self.addItem(self._lifted_labels)
+        self._lifted: list[tuple[NodeItem, NodeItem | None]] = []  # (box, the container it came from)
+        self._lifted_links: list[tuple[LinkItem, NodeItem | None, QLineF]] = []  # (link, holder, line there)
         document.changed.connect(self.on_changed)
         self.selectionChanged.connect(self._on_selection_look)
         self.rebuild()
@@ -101,7 +108,9 @@ class DesignScene(QGraphicsScene):
         self.jobs.stop("restack")
         self._summaries = {}
         self.jobs.stop("look")
+        self.land()
         self._looks = set()  # the old items go, selected look and all
+        self._hidden_items, self._hidden_links = set(), set()
         self.clearSelection()
         top_level = [i for i in (*self.nodes.values(), *self.link_items.values()) if i.parentItem() is None]
         self._discard(top_level + [i.plate for i in top_level if isinstance(i, NodeItem)])
@@ -280,6 +289,9 @@ class DesignScene(QGraphicsScene):
             if item.parent:
                 refit.add(item.parent)
         self._join_staged()
+        # Only moves within their containers (a drag, a nudge): what each card holds and says stays.
+        moves_only = not (change.items_added or change.items_removed or change.links_added
+                          or change.links_removed or change.links_changed)
         for item_id in change.items_changed:
             item, node = design.items.get(item_id), self.nodes.get(item_id)
             if item is None or node is None:
@@ -288,6 +300,7 @@ class DesignScene(QGraphicsScene):
             new_parent = self.nodes.get(item.parent) if item.parent else None
             geometry = False
             if old_parent is not new_parent:
+                moves_only = False
                 if isinstance(old_parent, NodeItem):
                     refit.add(old_parent.item_id)
                 node.setParentItem(new_parent)
@@ -298,7 +311,10 @@ class DesignScene(QGraphicsScene):
             if node.pos() != QPointF(item.x, item.y):
                 node.setPos(item.x, item.y)
                 geometry = True
-            node.set_values(item.label, self._short_part(item), item.count)
+            values = (item.label, self._short_part(item), item.count)
+            if values != (node.label, node.part_name, node.count):
+                moves_only = False
+                node.set_values(*values)
             if geometry:  # a rename or a new count leaves every line where it was
                 touched.add(item_id)
                 if item.parent:
@@ -337,8 +353,9 @@ class DesignScene(QGraphicsScene):
         self._join_staged()
         self.update_links_around(touched, self.refit(refit))
         self._grow_scene_rect(touched)
-        self._summaries = {}
-        self.refresh_cards(contents_changed=True)
+        if not moves_only:
+            self._summaries = {}
+        self.refresh_cards(contents_changed=not moves_only)
 
     def _remove_link(self, link_id: str) -> None:
         item = self.link_items.pop(link_id, None)
@@ -549,7 +566,8 @@ class DesignScene(QGraphicsScene):
             return
         steps = self._card_steps(containers, contents_changed)
         if len(containers) + len(self.link_items) > RESTYLE_SLICE:
-            self.jobs.start("cards", steps, slice_steps=RESTYLE_SLICE, hold=True)
+            # By time, not steps: a card's step (its summary written) costs tens of a link's.
+            self.jobs.start("cards", steps, slice_s=SLICE_S, hold=True)
         else:
             self.jobs.start("cards", steps)
 
@@ -564,7 +582,7 @@ class DesignScene(QGraphicsScene):
                 flipped.add(node.item_id)
                 hidden = hidden or card
                 if card and node.isSelected():
-                    self._hidden_selection.update(self._selected_inside(node))
+                    self._hide_selection(self._selected_inside(node))
             # Qt deselects each selected item a card hides, one signal each (and every handler
             # reads the whole selection): the handlers hear it once, when the cards are done.
             self.blockSignals(True)
@@ -724,6 +742,46 @@ class DesignScene(QGraphicsScene):
         super().mouseReleaseEvent(event)
         self.interactions.commit_moves(event.scenePos() if event.button() == Qt.MouseButton.LeftButton else None)
 
+    # --- a drag lifts what it moves above every other box and label --------------------------------
+    def lift(self, nodes: list[NodeItem], links: list[LinkItem]) -> None:
+        """Draw dragged boxes, their labels and the links between them above everything else until
+        `land`: they move, where they are on screen, into two top-level layers (boxes, then their
+        labels), which the drag moves as a whole: two moves per mouse move, however many items."""
+        self.land()
+        for node in nodes:
+            parent = node.parentItem()
+            self._lifted.append((node, parent))
+            at = node.scenePos() if parent is not None else None  # a top-level box is there already
+            node.plate.setParentItem(self._lifted_labels)
+            node.setParentItem(self._lifted_boxes)
+            if at is not None:
+                node.setPos(at)
+        for link in links:
+            holder, line = link.parentItem(), link.line()
+            self._lifted_links.append((link, holder, line))
+            link.setParentItem(self._lifted_boxes)
+            if holder is not None:  # a top-level link's line is in scene coordinates already
+                link.setLine(line.translated(holder.scenePos()))
+
+    def move_lifted(self, shift: QPointF) -> None:
+        """Move what is lifted by `shift` from where it was lifted."""
+        self._lifted_boxes.setPos(shift)
+        self._lifted_labels.setPos(shift)
+
+    def land(self) -> None:
+        """Put the lifted items back in their containers, where the drag left them."""
+        shift = self._lifted_boxes.pos()
+        for node, parent in self._lifted:
+            at = node.pos() + shift
+            node.setParentItem(parent)
+            node.plate.setParentItem(parent.plate if parent is not None else self.labels)
+            node.setPos(parent.mapFromScene(at) if parent is not None else at)
+        for link, holder, line in self._lifted_links:
+            link.setParentItem(holder)
+            link.setLine(line.translated(shift))
+        self._lifted, self._lifted_links = [], []
+        self.move_lifted(QPointF(0, 0))
+
     # --- selection helpers --------------------------------------------------------------------------
     def selection(self) -> tuple[list[str], list[str]]:
         """The selected items' and links' ids (one pass over the selection), with those a selected
@@ -734,10 +792,8 @@ class DesignScene(QGraphicsScene):
                 items.append(element.item_id)
             elif isinstance(element, LinkItem):
                 links.append(element.link_id)
-        for element in self._hidden_selected():
-            (items if isinstance(element, NodeItem) else links).append(
-                element.item_id if isinstance(element, NodeItem) else element.link_id)
-        return items, links
+        hidden_items, hidden_links = self._hidden_selected()
+        return items + hidden_items, links + hidden_links
 
     def selected_ids(self) -> list[str]:
         return self.selection()[0]
@@ -763,12 +819,13 @@ class DesignScene(QGraphicsScene):
         self.blockSignals(True)
         try:
             self.clearSelection()
-            hidden = set()
+            hidden = []
             for item in items:
                 item.setSelected(True)
                 if not item.isSelected():  # Qt selects nothing hidden
-                    hidden.add(item)
-            self._hidden_selection = hidden
+                    hidden.append(item)
+            self._hidden_items, self._hidden_links = set(), set()
+            self._hide_selection(hidden)
         finally:
             self.blockSignals(False)
         self.selectionChanged.emit()
@@ -796,42 +853,54 @@ class DesignScene(QGraphicsScene):
         while stack:
             child = stack.pop()
             if isinstance(child, (NodeItem, LinkItem)):
-                if child.isSelected() or child in self._hidden_selection:
+                if child.isSelected() or (child.item_id in self._hidden_items if isinstance(child, NodeItem)
+                                          else child.link_id in self._hidden_links):
                     out.append(child)
                 stack.extend(child.childItems())
         return out
 
-    def _hidden_selected(self) -> list:
-        """The hidden selection that still counts: what a selected card (any container around it
-        that is selected) hides. The rest is dropped: the user has chosen something else."""
-        if not self._hidden_selection:
-            return []
-        kept = []
-        for element in self._hidden_selection:
-            try:
-                if element.isVisible() or element.scene() is not self:
-                    continue
-                held = _inside_selected(element)
-            except RuntimeError:  # already deleted
-                continue
-            if held:
-                kept.append(element)
-        self._hidden_selection = set(kept)
-        return kept
+    def _hide_selection(self, elements) -> None:
+        """These selected items and links are hidden by a card from now on."""
+        for element in elements:
+            if isinstance(element, NodeItem):
+                self._hidden_items.add(element.item_id)
+            else:
+                self._hidden_links.add(element.link_id)
+
+    def _hidden_selected(self) -> tuple[list[str], list[str]]:
+        """The hidden selection that still counts (item and link ids): what a selected card (any
+        container around it that is selected) hides. The rest is dropped: the user has chosen
+        something else."""
+        if not (self._hidden_items or self._hidden_links):
+            return [], []
+        items, links = self.design.items, self.design.links
+        state_of = self._containment()
+        kept_items = [i for i in self._hidden_items if i in items and all(state_of(items[i].parent))]
+        kept_links = [i for i in self._hidden_links if i in links and all(state_of(_holder_id(items, links[i])))]
+        self._hidden_items, self._hidden_links = set(kept_items), set(kept_links)
+        return kept_items, kept_links
 
     def _show_hidden_selection(self) -> None:
         """Contents of a selected card that opened are shown selected."""
+        if not (self._hidden_items or self._hidden_links):
+            return
+        items, links = self.design.items, self.design.links
+        state_of = self._containment()
         shown = []
-        for element in list(self._hidden_selection):
-            try:
-                if not element.isVisible():
+        for hidden, elements, container_of, holder in (
+                (self._hidden_items, self.nodes, lambda i: items[i].parent, items),
+                (self._hidden_links, self.link_items, lambda i: _holder_id(items, links[i]), links)):
+            for element_id in list(hidden):
+                if element_id not in holder:
+                    hidden.discard(element_id)
                     continue
-                held = _inside_selected(element)
-            except RuntimeError:  # already deleted
-                continue
-            self._hidden_selection.discard(element)
-            if held:
-                shown.append(element)
+                covered, held = state_of(container_of(element_id))
+                if covered:
+                    continue
+                hidden.discard(element_id)
+                element = elements.get(element_id)
+                if held and element is not None:
+                    shown.append(element)
         if not shown:
             return
         self.blockSignals(True)
@@ -842,6 +911,29 @@ class DesignScene(QGraphicsScene):
             self.blockSignals(False)
         self.selectionChanged.emit()
 
+    def _containment(self) -> Callable[[str | None], tuple[bool, bool]]:
+        """For a container id (None: the top level): whether a card hides its contents (it or one
+        around it is a card) and whether it or one around it is selected. Read from the model's
+        containment, asking Qt about each container once: Select All on a big design hides tens
+        of thousands of items in cards, and asking about each of those took longer than a frame."""
+        items, nodes = self.design.items, self.nodes
+        state: dict[str | None, tuple[bool, bool]] = {None: (False, False)}
+
+        def state_of(container_id: str | None) -> tuple[bool, bool]:
+            walked = []
+            while container_id not in state:
+                walked.append(container_id)
+                container_id = items[container_id].parent
+            covered, held = state[container_id]
+            for outer_first in reversed(walked):
+                node = nodes.get(outer_first)
+                covered = covered or (node is not None and node.card)
+                held = held or (node is not None and node.isSelected())
+                state[outer_first] = (covered, held)
+            return covered, held
+
+        return state_of
+
     def node_at(self, scene_pos: QPointF, exclude=()) -> NodeItem | None:
         for item in self.items(scene_pos):
             if isinstance(item, NodeItem) and item not in exclude:
@@ -849,9 +941,17 @@ class DesignScene(QGraphicsScene):
         return None
 
 
-def _inside_selected(element) -> bool:
-    """Whether a container around the element (at any depth) is selected."""
-    parent = element.parentItem()
-    while parent is not None and not parent.isSelected():
-        parent = parent.parentItem()
-    return parent is not None
+def _holder_id(items: dict[str, Item], link) -> str | None:
+    """The container a link is drawn in: the innermost holding both ends (`common_ancestor`), read
+    from the model."""
+    a, b = items[link.a], items[link.b]
+    if a.parent == b.parent and link.a != b.parent and link.b != a.parent:
+        return a.parent
+    around_a, parent = {link.a}, a.parent
+    while parent is not None:
+        around_a.add(parent)
+        parent = items[parent].parent
+    holder = link.b
+    while holder is not None and holder not in around_a:
+        holder = items[holder].parent
+    return holder
