@@ -355,6 +355,10 @@ class DesignScene(QGraphicsScene):
         self._grow_scene_rect(touched)
         if not moves_only:
             self._summaries = {}
+        if touched or change.items_changed:
+            # A box that moved may now be in a link's way, or out of it; a drag's release finds
+            # the boxes already where the model puts them, so a move counts even untouched here.
+            self._links_restacked = False
         self.refresh_cards(contents_changed=not moves_only)
 
     def _remove_link(self, link_id: str) -> None:
