@@ -252,7 +252,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     _app = QApplication.instance() or QApplication(sys.argv[:1])
+    from designer.ui.app import configure_process
     from designer.ui.main_window import MainWindow
+
+    configure_process()  # the GIL switch interval and garbage collection the app runs with
 
     work = Path(tempfile.mkdtemp(prefix="cluster-designer-bench-"))
     if args.tiny:

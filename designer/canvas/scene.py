@@ -38,6 +38,8 @@ CARD_W, CARD_H = 360, 160
 # A change adding or removing more drawn items and links than this (Undo of a big Delete, a big
 # Paste or Ungroup) is mirrored by building the scene again in slices, as opening a design is.
 MIRROR_IN_ONE_GO = 400
+# The jobs that restyle items already drawn (an export's picture shows them all done).
+RESTYLE_JOBS = ("detail", "overlay", "look", "cards")
 
 
 class DesignScene(QGraphicsScene):
@@ -509,10 +511,33 @@ class DesignScene(QGraphicsScene):
 
     def settle_styles(self) -> None:
         """Finish at once any restyle still running in slices (before rendering an export)."""
-        self.jobs.finish("detail")
-        self.jobs.finish("overlay")
-        self.jobs.finish("look")
-        self.jobs.finish("cards")
+        for job in RESTYLE_JOBS:
+            self.jobs.finish(job)
+
+    def restyling(self) -> bool:
+        """Whether a restyle is still running in slices (an export waits for it to end)."""
+        return any(self.jobs.running(job) for job in RESTYLE_JOBS)
+
+    def show_selected_quietly(self, elements, selected: bool) -> None:
+        """Select or deselect these shown items and links, look included, without telling the
+        selection's handlers: an export takes the selection out of its picture a slice at a time
+        and puts it back the same way, and for everything else the selection never changed."""
+        looks = self._looks
+        self.blockSignals(True)
+        try:
+            for element in elements:
+                try:
+                    element.setSelected(selected)
+                    shown_selected = element.isSelected()  # Qt selects nothing hidden
+                except RuntimeError:  # deleted since
+                    continue
+                self._set_look(element, shown_selected)
+                if shown_selected:
+                    looks.add(element)
+                else:
+                    looks.discard(element)
+        finally:
+            self.blockSignals(False)
 
     # --- level of detail: containers too small on screen draw as summary cards -------------------------
     def set_scale(self, scale: float) -> None:
@@ -600,9 +625,12 @@ class DesignScene(QGraphicsScene):
     def content_rect(self) -> QRectF:
         """The drawn design's extent (containers enclose their contents; links join items)."""
         rect = QRectF()
-        for node in self.nodes.values():
-            if node.parentItem() is None:
-                rect = rect.united(node.sceneBoundingRect())
+        nodes = self.nodes
+        # The top-level items, found in the model: asking 20,000 canvas items for their parent
+        # takes several times longer.
+        for item_id, item in self.design.items.items():
+            if item.parent is None and item_id in nodes:
+                rect = rect.united(nodes[item_id].sceneBoundingRect())
         return rect
 
     # --- failure what-if -------------------------------------------------------------------------
