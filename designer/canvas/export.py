@@ -32,7 +32,7 @@ MAX_PIXELS = 64_000_000
 # The export runs one step per turn of the event loop. A band's height follows what the last one
 # cost, to take about BAND_S. Every band pays for a pass over all the scene's items (10-15 ms on
 # 20,000 items) and draws every item it crosses whole (clipped): bands are never very thin.
-BAND_S = 0.035
+BAND_S = 0.025
 FIRST_BAND_PX = 16
 MIN_BAND_PX = 32
 # The selection is taken out of the picture, and put back, this many items and links per step.

@@ -28,7 +28,8 @@ from designer.model.edits import outermost
 # are removed the same way.
 BUILD_IN_ONE_GO = 60
 SLICE_S = 0.02
-# Restyling more items than this (a result's utilization, text on or off) is done this many per turn.
+# Restyling more items than this (a result's utilization, text on or off) is done in slices of
+# SLICE_S, one per turn.
 RESTYLE_SLICE = 1500
 # Below this zoom, a container smaller on screen than CARD_W × CARD_H pixels (too small for its
 # contents to be read) is drawn as a summary card, its contents hidden.
@@ -134,18 +135,22 @@ class DesignScene(QGraphicsScene):
             yield
 
     def _build_steps(self) -> Iterator[None]:
-        for item in self.design.ordered_items():
+        for item in self.design.walk_ordered_items():
             self._create_node(item)
             yield
         self._join_staged()
-        for node in sorted(self.nodes.values(), key=self._depth, reverse=True):
+        yield
+        # Created parents first: backwards, every container's contents are fitted before it is.
+        for node in reversed(list(self.nodes.values())):
             node.fit_to_children()
             yield
         for link in list(self.design.links.values()):
             self._create_link(link)
             yield
         self._join_staged()
+        yield
         self.setSceneRect(self.content_rect().adjusted(-2000, -2000, 2000, 2000))
+        yield
         self.building = False
         if self._pending_selection:
             pending, self._pending_selection = self._pending_selection, []
@@ -505,7 +510,7 @@ class DesignScene(QGraphicsScene):
         newer restyle of the same kind replaces the one under way (it covers every item)."""
         steps = (restyle(target) for target in targets)
         if len(targets) > RESTYLE_SLICE:
-            self.jobs.start(job, steps, slice_steps=RESTYLE_SLICE, hold=True)
+            self.jobs.start(job, steps, slice_s=SLICE_S, hold=True)
         else:
             self.jobs.start(job, steps)
 
@@ -570,7 +575,7 @@ class DesignScene(QGraphicsScene):
             return
         steps = self._card_steps(containers, contents_changed)
         if len(containers) + len(self.link_items) > RESTYLE_SLICE:
-            self.jobs.start("cards", steps, slice_steps=RESTYLE_SLICE, hold=True)
+            self.jobs.start("cards", steps, slice_s=SLICE_S, hold=True)
         else:
             self.jobs.start("cards", steps)
 
@@ -603,7 +608,14 @@ class DesignScene(QGraphicsScene):
         if flipped:
             # Every link with an end inside a container that became a card (or stopped being one)
             # now ends somewhere else, the links inside it too.
-            link_ids = set().union(*(self.links_by_item.get(i, set()) for i in self.subtrees(flipped)))
+            index = index if index is not None else self.design.children_index()
+            yield
+            link_ids: set[str] = set()
+            for item_id in flipped:
+                link_ids |= self.links_by_item.get(item_id, set())
+                for inner in self.design.descendants(item_id, index):
+                    link_ids |= self.links_by_item.get(inner.id, set())
+                yield
             for link_id in link_ids:
                 if link_id in self.link_items:
                     self.reroute([self.link_items[link_id]])
