@@ -128,14 +128,6 @@ class PngExport(QObject):
 
     def _steps(self) -> Iterator[None]:
         scene = self.scene
-        rect = export_rect(scene)
-        yield None
-        width, height, scale = image_size(rect, self.scale)
-        self.image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
-        if self.image.isNull():
-            self._end(self.failed, f"cannot make a {width} × {height} image for {self.path}")
-            return
-        yield None
         selected = scene.selectedItems()
         if selected:
             # Held: a canvas half deselected is not worth a paint.
@@ -146,6 +138,13 @@ class PngExport(QObject):
                 self._unselected += chunk
                 yield None
             scene.jobs.hold_painting(JOB, False)
+        rect = export_rect(scene)  # unselected: the selection's wider outline takes no room
+        yield None
+        width, height, scale = image_size(rect, self.scale)
+        self.image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
+        if self.image.isNull():
+            self._end(self.failed, f"cannot make a {width} × {height} image for {self.path}")
+            return
         yield from self._bands(rect, scale)
         self._watch(False)
         self._select_again()
@@ -238,11 +237,12 @@ def export_vector(scene: DesignScene, path: str, kind: str, title: str) -> None:
     """The drawing as an SVG or PDF (`kind`), at the canvas's size at 100 %. Raises OSError."""
     scene.settle_styles()
     scene.jobs.finish(RESTORE_JOB)  # a PNG export's selection, still coming back
-    rect = export_rect(scene)
-    temporary = _temporary_beside(path, f".{kind}")
     selected = scene.selectedItems()
     scene.show_selected_quietly(selected, False)
+    temporary = None
     try:
+        rect = export_rect(scene)
+        temporary = _temporary_beside(path, f".{kind}")
         if kind == "svg":
             device = QSvgGenerator()
             device.setFileName(temporary)
@@ -269,7 +269,8 @@ def export_vector(scene: DesignScene, path: str, kind: str, title: str) -> None:
         del device  # flushes the file
         move_into_place(temporary, path)
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        if temporary is not None:
+            Path(temporary).unlink(missing_ok=True)
         raise
     finally:
         scene.show_selected_quietly(selected, True)
