@@ -7,17 +7,19 @@ from __future__ import annotations
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
+import numpy as np
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QImage
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from designer.canvas.export import MARGIN
+from designer.canvas import colors
+from designer.canvas.export import MARGIN, export_rect, image_size
 from designer.io.examples import default_example_path, example_paths
 from designer.model.catalog import default_catalog
 from designer.paths import examples_dir
 from designer.topologies import generate
-from helpers import flat_grid
+from helpers import flat_grid, window_settled
 
 
 @pytest.fixture
@@ -110,6 +112,109 @@ def test_canvas_png_export_reports_progress_and_writes_the_image(fat_tree, qtbot
     assert not window.export_progress.isVisible()
     assert window.scene.selected_ids() == ["su.leaf0"]
     assert [p.name for p in tmp_path.iterdir()] == ["canvas.png"]  # no temporary file left
+
+
+def _selected(scene) -> tuple[set[str], set[str]]:
+    items, links = scene.selection()
+    return set(items), set(links)
+
+
+def _pixels(image: QImage) -> np.ndarray:
+    """Height × width × (R, G, B, A) as ints."""
+    image = image.convertToFormat(QImage.Format.Format_RGBA8888)
+    rows = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine() // 4, 4)
+    return rows[:, :image.width()].astype(int)
+
+
+def _rendered_at_once(scene, scale: float = 2.0) -> QImage:
+    """The canvas drawn in one go, as the export's bands together should draw it."""
+    rect = export_rect(scene)
+    width, height, scale = image_size(rect, scale)
+    image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(QColor(colors.CANVAS_BACKGROUND))
+    painter = QPainter(image)
+    painter.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
+    source = QRectF(rect.left(), rect.top(), rect.width(), height / scale)  # rows of 1 / scale, as the bands'
+    scene.render(painter, QRectF(0, 0, width, height), source, Qt.AspectRatioMode.IgnoreAspectRatio)
+    painter.end()
+    return image
+
+
+def test_a_png_export_of_a_selected_canvas_draws_it_unselected_and_leaves_the_selection_alone(
+        fat_tree, qtbot, dialogs, tmp_path):
+    window = fat_tree
+    scene = window.scene
+    window.act_select_all.trigger()
+    qtbot.waitUntil(lambda: window_settled(window), timeout=30_000)
+    everything = _selected(scene)
+    announced: list[bool] = []
+    scene.selectionChanged.connect(lambda: announced.append(True))
+    dialogs["save"] = str(tmp_path / "canvas.png")
+    window.act_export_canvas.trigger()
+    with qtbot.waitSignal(window.canvas_export.finished, timeout=60_000):
+        pass
+    # For the inspector and the actions the selection never changed, and it is all there again.
+    assert not announced and _selected(scene) == everything
+    assert all(node.isSelected() for node in scene.nodes.values() if node.isVisible())
+    exported = QImage(dialogs["save"])
+    scene.select_ids([])
+    qtbot.waitUntil(lambda: window_settled(window), timeout=30_000)
+    direct = _pixels(_rendered_at_once(scene))
+    exported = _pixels(exported)
+    # The bands make the picture of the canvas drawn at once with nothing selected (antialiased
+    # edges may differ by a shade where a band cuts them), with not one pixel of the selection's colour.
+    assert exported.shape == direct.shape
+    assert np.abs(exported - direct).mean() < 1.0
+    selection = QColor(colors.SELECTION)
+    selection_rgb = np.array([selection.red(), selection.green(), selection.blue()])
+    assert not (np.abs(exported[:, :, :3] - selection_rgb).max(axis=2) < 8).any()
+
+
+def test_a_selection_made_during_a_png_export_cancels_it_and_stays(make_window, qtbot, dialogs, tmp_path):
+    window = make_window(flat_grid(40, wrap=False))
+    scene, view = window.scene, window.view
+    qtbot.waitUntil(lambda: window_settled(window), timeout=30_000)
+    window.act_select_all.trigger()
+    qtbot.waitUntil(lambda: window_settled(window), timeout=30_000)
+    chosen = scene.nodes["c3-5"]
+    dialogs["save"] = str(tmp_path / "canvas.png")
+    window.act_export_canvas.trigger()
+    export = window.canvas_export
+    clicked: list[bool] = []
+
+    def click_once(*_rows) -> None:  # a click between two bands
+        if not clicked:
+            clicked.append(True)
+            at = view.mapFromScene(chosen.sceneBoundingRect().center())
+            qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, at)
+
+    export.progress.connect(click_once)
+    with qtbot.waitSignal(export.cancelled, timeout=30_000):
+        pass
+    qtbot.waitUntil(lambda: window_settled(window), timeout=30_000)
+    assert scene.selection() == (["c3-5"], [])
+    assert [n for n in scene.nodes.values() if n.isSelected()] == [chosen]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cancelling_a_png_export_selects_again_what_was_selected(make_window, qtbot, dialogs, tmp_path):
+    window = make_window(flat_grid(40, wrap=False))
+    scene = window.scene
+    qtbot.waitUntil(lambda: window_settled(window), timeout=30_000)
+    window.act_select_all.trigger()
+    qtbot.waitUntil(lambda: window_settled(window), timeout=30_000)
+    everything = _selected(scene)
+    dialogs["save"] = str(tmp_path / "canvas.png")
+    window.act_export_canvas.trigger()
+    export = window.canvas_export
+    with qtbot.waitSignal(export.progress, timeout=30_000):
+        pass
+    assert not scene.selectedItems()  # the picture shows no selection
+    with qtbot.waitSignal(export.cancelled, timeout=30_000):
+        qtbot.mouseClick(window.export_progress.cancel_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window_settled(window), timeout=30_000)
+    assert _selected(scene) == everything
+    assert all(node.isSelected() for node in scene.nodes.values())
 
 
 def test_cancelling_a_canvas_png_export_leaves_no_file(make_window, qtbot, dialogs, tmp_path):

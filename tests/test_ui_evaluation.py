@@ -3,6 +3,7 @@
 A slow evaluation is one the test holds: the fake engine blocks on a gate until the test opens it,
 and says when the worker has entered it, so no test waits on the clock."""
 
+import gc
 import threading
 
 import pytest
@@ -185,6 +186,20 @@ def test_failure_emits_failed_with_the_message(qtbot, scheduler, calls):
     with qtbot.waitSignal(scheduler.finished, timeout=5000) as blocker:
         scheduler.request("ok", None)
     assert blocker.args == [2, {"evaluated": "ok", "workload": None}]
+
+
+def test_the_collector_waits_while_the_engine_runs_and_what_it_built_is_frozen(qtbot, scheduler, calls):
+    _, gates = calls
+    gc.unfreeze()
+    for name in ("slow", "boom"):
+        gates[name] = Gate()
+        scheduler.request_now(name, None)
+        gates[name].wait_entered()
+        assert not gc.isenabled()  # no collection the engine sets off holds the GIL against the UI thread
+        frozen = gc.get_freeze_count()
+        gates[name].open()
+        assert scheduler.wait_idle(5000)
+        assert gc.isenabled() and gc.get_freeze_count() > frozen  # after a failure too
 
 
 def test_workload_is_copied_at_request_time(qtbot, scheduler, calls):

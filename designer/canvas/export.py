@@ -22,17 +22,23 @@ from PySide6.QtSvg import QSvgGenerator
 
 from designer.canvas import colors
 from designer.canvas.scene import DesignScene
+from designer.document.turns import later
 from designer.io.files import move_into_place
 
 MARGIN = 20  # scene units around the drawing
 # The largest image side and area: a 20,000-item design at 2× would otherwise need gigabytes.
 MAX_SIDE_PX = 16_000
 MAX_PIXELS = 64_000_000
-# Each slice renders bands for about this long; a band's height follows what the last one cost.
-# Every band pays for a pass over all the scene's items, so bands are never very thin.
-SLICE_S = 0.03
-FIRST_BAND_PX = MIN_BAND_PX = 64
+# The export runs one step per turn of the event loop. A band's height follows what the last one
+# cost, to take about BAND_S. Every band pays for a pass over all the scene's items (10-15 ms on
+# 20,000 items) and draws every item it crosses whole (clipped): bands are never very thin.
+BAND_S = 0.025
+FIRST_BAND_PX = 16
+MIN_BAND_PX = 32
+# The selection is taken out of the picture, and put back, this many items and links per step.
+SELECTION_STEP = 2000
 JOB = "export"
+RESTORE_JOB = "export-selection"
 # A scene unit is a pixel at the screen's 96 dpi, so text set in points keeps its size in the
 # drawing (a PDF page is 0.75 pt per scene unit).
 VECTOR_DPI = 96
@@ -41,9 +47,7 @@ POINTS_PER_UNIT = 72 / VECTOR_DPI
 
 def export_rect(scene: DesignScene) -> QRectF:
     """The part of the scene an export shows: the drawing and a margin."""
-    # Every item lies within the top-level ones (scene.content_rect()); Qt's own pass over them
-    # is several times quicker than that Python loop on a 20,000-item design.
-    rect = scene.itemsBoundingRect().adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN)
+    rect = scene.content_rect().adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN)
     return rect if not rect.isEmpty() else QRectF(0, 0, 200, 100)
 
 
@@ -60,25 +64,14 @@ def _temporary_beside(path: str, suffix: str) -> str:
     return temporary
 
 
-def _hide_selection(scene: DesignScene) -> list[str]:
-    """Deselect everything for the picture, in one selection change; returns the ids to select
-    again afterwards."""
-    items, links = scene.selection()
-    if items or links:
-        scene.select_ids([])
-    return items + links
-
-
-def _restore_selection(scene: DesignScene, selected: list[str]) -> None:
-    if selected:
-        scene.select_ids(selected)
-
-
 class PngExport(QObject):
     """One PNG export under way. `start()` begins it; `progress(done, total)` reports image rows
     rendered; it ends with exactly one of `finished(path)`, `failed(message)` or `cancelled()`.
-    An edit or a new selection while the bands are drawn cancels it: the picture would show two
-    states of the design."""
+
+    Every step runs in a slice of `scene.jobs`: waiting for restyles under way to end, taking the
+    selection out of the picture (quietly: for the inspector and the actions it stays as it was),
+    the bands, and putting the selection back. An edit or a new selection while the bands are
+    drawn cancels it: the picture would show two states of the design."""
 
     progress = Signal(int, int)
     finished = Signal(str)
@@ -90,67 +83,120 @@ class PngExport(QObject):
         super().__init__(parent)
         self.scene, self.path, self.scale = scene, str(path), scale
         self.image: QImage | None = None
-        self._temporary: str | None = None
-        self._selected: list = []
+        self._temporary: str | None = None  # the file being encoded, while the encoding thread runs
+        self._unselected: list = []  # what the picture shows unselected, to select again afterwards
         self._cancelled = False
         self._watching = False
         self.done = False
         self._encoded.connect(self._on_encoded, Qt.ConnectionType.QueuedConnection)
 
     def start(self) -> None:
-        scene = self.scene
-        scene.settle_styles()
-        rect = export_rect(scene)
-        width, height, scale = image_size(rect, self.scale)
-        self.image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
-        if self.image.isNull():
-            self._end(self.failed, f"cannot make a {width} × {height} image for {self.path}")
-            return
-        self._selected = _hide_selection(scene)
         self._watch(True)
-        scene.jobs.start(JOB, self._bands(rect, scale), slice_s=SLICE_S)
+        self._start_when_settled()
+
+    def _start_when_settled(self) -> None:
+        """Restyles under way (a zoom, a new result, the last export's selection coming back) end in
+        their own slices first: the picture shows them done."""
+        if self._cancelled:
+            return
+        scene = self.scene
+        if scene.building or scene.restyling() or scene.jobs.running(RESTORE_JOB):
+            later(self._start_when_settled, self)
+            return
+        scene.jobs.start(JOB, self._steps(), slice_steps=1)
 
     def _watch(self, on: bool) -> None:
         """Cancel on a change of the design or of the selection while drawing."""
-        signals = (self.scene.document.changed, self.scene.selectionChanged)
         if on != self._watching:
-            for signal in signals:
-                (signal.connect if on else signal.disconnect)(self.cancel)
+            connect = "connect" if on else "disconnect"
+            getattr(self.scene.document.changed, connect)(self.cancel)
+            getattr(self.scene.selectionChanged, connect)(self._on_selection_chosen)
             self._watching = on
+
+    def _on_selection_chosen(self) -> None:
+        self._unselected = []  # the user chose another selection: it stays
+        self.cancel()
 
     def cancel(self, *_why) -> None:
         """Stop; nothing is written (a file being encoded is deleted when the encoder ends)."""
         if self.done:
             return
         self._cancelled = True
-        if self.scene.jobs.running(JOB):
+        if self._temporary is None:
             self.scene.jobs.stop(JOB)
             self._end(self.cancelled)
+
+    def _steps(self) -> Iterator[None]:
+        scene = self.scene
+        selected = scene.selectedItems()
+        if selected:
+            # Held: a canvas half deselected is not worth a paint.
+            scene.jobs.hold_painting(JOB, True)
+            for first in range(0, len(selected), SELECTION_STEP):
+                chunk = selected[first:first + SELECTION_STEP]
+                scene.show_selected_quietly(chunk, False)
+                self._unselected += chunk
+                yield None
+            scene.jobs.hold_painting(JOB, False)
+        rect = export_rect(scene)  # unselected: the selection's wider outline takes no room
+        yield None
+        width, height, scale = image_size(rect, self.scale)
+        self.image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
+        if self.image.isNull():
+            self._end(self.failed, f"cannot make a {width} × {height} image for {self.path}")
+            return
+        yield from self._bands(rect, scale)
+        self._watch(False)
+        self._select_again()
+        self._encode()
 
     def _bands(self, rect: QRectF, scale: float) -> Iterator[None]:
         image = self.image
         width, height = image.width(), image.height()
         band, top = FIRST_BAND_PX, 0
         background = QColor(colors.CANVAS_BACKGROUND)
+        line = image.bytesPerLine()
+        pixels = image.bits()
         while top < height:
             rows = min(band, height - top)
-            started = time.perf_counter()
-            painter = QPainter(image)
+            started = time.thread_time()  # the UI thread's own work: a loaded machine makes waits longer, not bands
+            # Each band is drawn on an image of its own, then copied into place: drawn on the whole
+            # image, every box and link crossing the band was rasterized over its full height
+            # before the clip (60 ms a band on Frontier, however thin the band).
+            strip = QImage(width, rows, QImage.Format.Format_ARGB32_Premultiplied)
+            strip.fill(background)
+            painter = QPainter(strip)
             painter.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
-            target = QRectF(0, top, width, rows)
-            painter.fillRect(target, background)  # band by band: filling 64 Mpixels at once takes 0.3 s
             source = QRectF(rect.left(), rect.top() + top / scale, rect.width(), rows / scale)
-            self.scene.render(painter, target, source, Qt.AspectRatioMode.IgnoreAspectRatio)
+            self.scene.render(painter, QRectF(0, 0, width, rows), source, Qt.AspectRatioMode.IgnoreAspectRatio)
             painter.end()
+            pixels[top * line:(top + rows) * line] = strip.constBits()
             top += rows
             self.progress.emit(top, height)
-            spent = time.perf_counter() - started
-            band = max(MIN_BAND_PX, min(4 * band, int(rows * SLICE_S / max(spent, 1e-4))))
+            spent = time.thread_time() - started
+            band = max(MIN_BAND_PX, min(4 * band, int(rows * BAND_S / max(spent, 1e-4))))
             yield None
-        self._watch(False)
-        _restore_selection(self.scene, self._selected)
-        self._selected = []
-        self._encode()
+
+    def _select_again(self) -> None:
+        """Select again what the picture showed unselected, a slice at a time (painted once, at the
+        end); a selection the user makes meanwhile stays instead."""
+        unselected, self._unselected = self._unselected, []
+        if not unselected:
+            return
+        scene = self.scene
+
+        def steps() -> Iterator[None]:
+            for first in range(0, len(unselected), SELECTION_STEP):
+                scene.show_selected_quietly(unselected[first:first + SELECTION_STEP], True)
+                yield None
+            scene.selectionChanged.disconnect(chosen)
+
+        def chosen() -> None:
+            scene.selectionChanged.disconnect(chosen)
+            scene.jobs.stop(RESTORE_JOB)
+
+        scene.selectionChanged.connect(chosen)
+        scene.jobs.start(RESTORE_JOB, steps(), slice_steps=1, hold=True)
 
     def _encode(self) -> None:
         """Write the PNG on a helper thread (a large image takes seconds to compress)."""
@@ -181,12 +227,14 @@ class PngExport(QObject):
             Path(temporary).unlink(missing_ok=True)
             self._end(self.failed, f"cannot write {self.path}: {exc.strerror or exc}")
             return
+        # A written export leaves the selection as it was; encoding takes far longer than the slices
+        # putting it back, so this runs only what a tiny picture left no time for.
+        self.scene.jobs.finish(RESTORE_JOB)
         self._end(self.finished, self.path)
 
     def _end(self, signal, *args) -> None:
         self._watch(False)
-        _restore_selection(self.scene, self._selected)
-        self._selected = []
+        self._select_again()
         self.done = True
         signal.emit(*args)
 
@@ -194,10 +242,13 @@ class PngExport(QObject):
 def export_vector(scene: DesignScene, path: str, kind: str, title: str) -> None:
     """The drawing as an SVG or PDF (`kind`), at the canvas's size at 100 %. Raises OSError."""
     scene.settle_styles()
-    rect = export_rect(scene)
-    temporary = _temporary_beside(path, f".{kind}")
-    selected = _hide_selection(scene)
+    scene.jobs.finish(RESTORE_JOB)  # a PNG export's selection, still coming back
+    selected = scene.selectedItems()
+    scene.show_selected_quietly(selected, False)
+    temporary = None
     try:
+        rect = export_rect(scene)
+        temporary = _temporary_beside(path, f".{kind}")
         if kind == "svg":
             device = QSvgGenerator()
             device.setFileName(temporary)
@@ -224,7 +275,8 @@ def export_vector(scene: DesignScene, path: str, kind: str, title: str) -> None:
         del device  # flushes the file
         move_into_place(temporary, path)
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        if temporary is not None:
+            Path(temporary).unlink(missing_ok=True)
         raise
     finally:
-        _restore_selection(scene, selected)
+        scene.show_selected_quietly(selected, True)

@@ -29,7 +29,8 @@ from designer.model.edits import outermost
 # are removed the same way.
 BUILD_IN_ONE_GO = 60
 SLICE_S = 0.02
-# Restyling more items than this (a result's utilization, text on or off) is done this many per turn.
+# Restyling more items than this (a result's utilization, text on or off) is done in slices of
+# SLICE_S, one per turn.
 RESTYLE_SLICE = 1500
 # Below this zoom, a container smaller on screen than CARD_W × CARD_H pixels (too small for its
 # contents to be read) is drawn as a summary card, its contents hidden.
@@ -39,6 +40,8 @@ CARD_W, CARD_H = 360, 160
 # A change adding or removing more drawn items and links than this (Undo of a big Delete, a big
 # Paste or Ungroup) is mirrored by building the scene again in slices, as opening a design is.
 MIRROR_IN_ONE_GO = 400
+# The jobs that restyle items already drawn (an export's picture shows them all done).
+RESTYLE_JOBS = ("detail", "overlay", "look", "cards", "restack")
 
 
 class DesignScene(QGraphicsScene):
@@ -144,18 +147,22 @@ class DesignScene(QGraphicsScene):
             yield
 
     def _build_steps(self) -> Iterator[None]:
-        for item in self.design.ordered_items():
+        for item in self.design.walk_ordered_items():
             self._create_node(item)
             yield
         self._join_staged()
-        for node in sorted(self.nodes.values(), key=self._depth, reverse=True):
+        yield
+        # Created parents first: backwards, every container's contents are fitted before it is.
+        for node in reversed(list(self.nodes.values())):
             node.fit_to_children()
             yield
         for link in list(self.design.links.values()):
             self._create_link(link)
             yield
         self._join_staged()
+        yield
         self.setSceneRect(self.content_rect().adjusted(-2000, -2000, 2000, 2000))
+        yield
         self.building = False
         if self._pending_selection:
             pending, self._pending_selection = self._pending_selection, []
@@ -527,17 +534,39 @@ class DesignScene(QGraphicsScene):
         newer restyle of the same kind replaces the one under way (it covers every item)."""
         steps = (restyle(target) for target in targets)
         if len(targets) > RESTYLE_SLICE:
-            self.jobs.start(job, steps, slice_steps=RESTYLE_SLICE, hold=True)
+            self.jobs.start(job, steps, slice_s=SLICE_S, hold=True)
         else:
             self.jobs.start(job, steps)
 
     def settle_styles(self) -> None:
         """Finish at once any restyle still running in slices (before rendering an export)."""
-        self.jobs.finish("detail")
-        self.jobs.finish("overlay")
-        self.jobs.finish("look")
-        self.jobs.finish("cards")
-        self.jobs.finish("restack")
+        for job in RESTYLE_JOBS:
+            self.jobs.finish(job)
+
+    def restyling(self) -> bool:
+        """Whether a restyle is still running in slices (an export waits for it to end)."""
+        return any(self.jobs.running(job) for job in RESTYLE_JOBS)
+
+    def show_selected_quietly(self, elements, selected: bool) -> None:
+        """Select or deselect these shown items and links, look included, without telling the
+        selection's handlers: an export takes the selection out of its picture a slice at a time
+        and puts it back the same way, and for everything else the selection never changed."""
+        looks = self._looks
+        self.blockSignals(True)
+        try:
+            for element in elements:
+                try:
+                    element.setSelected(selected)
+                    shown_selected = element.isSelected()  # Qt selects nothing hidden
+                except RuntimeError:  # deleted since
+                    continue
+                self._set_look(element, shown_selected)
+                if shown_selected:
+                    looks.add(element)
+                else:
+                    looks.discard(element)
+        finally:
+            self.blockSignals(False)
 
     # --- level of detail: containers too small on screen draw as summary cards -------------------------
     def set_scale(self, scale: float) -> None:
@@ -604,7 +633,14 @@ class DesignScene(QGraphicsScene):
         if flipped:
             # Every link with an end inside a container that became a card (or stopped being one)
             # now ends somewhere else, the links inside it too.
-            link_ids = set().union(*(self.links_by_item.get(i, set()) for i in self.subtrees(flipped)))
+            index = index if index is not None else self.design.children_index()
+            yield
+            link_ids: set[str] = set()
+            for item_id in flipped:
+                link_ids |= self.links_by_item.get(item_id, set())
+                for inner in self.design.descendants(item_id, index):
+                    link_ids |= self.links_by_item.get(inner.id, set())
+                yield
             for link_id in link_ids:
                 if link_id in self.link_items:
                     self.reroute([self.link_items[link_id]])
@@ -624,7 +660,7 @@ class DesignScene(QGraphicsScene):
         self._links_restacked = True
         steps = self._restack_link_steps()
         if len(self.nodes) + len(self.link_items) > RESTYLE_SLICE:
-            self.jobs.start("restack", steps, slice_steps=RESTYLE_SLICE)
+            self.jobs.start("restack", steps, slice_s=SLICE_S)
         else:
             self.jobs.start("restack", steps)
 
@@ -653,9 +689,12 @@ class DesignScene(QGraphicsScene):
     def content_rect(self) -> QRectF:
         """The drawn design's extent (containers enclose their contents; links join items)."""
         rect = QRectF()
-        for node in self.nodes.values():
-            if node.parentItem() is None:
-                rect = rect.united(node.sceneBoundingRect())
+        nodes = self.nodes
+        # The top-level items, found in the model: asking 20,000 canvas items for their parent
+        # takes several times longer.
+        for item_id, item in self.design.items.items():
+            if item.parent is None and item_id in nodes:
+                rect = rect.united(nodes[item_id].sceneBoundingRect())
         return rect
 
     # --- failure what-if -------------------------------------------------------------------------

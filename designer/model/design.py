@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -300,20 +300,23 @@ class Design:
         """Items in topology order: depth first through containment, siblings in natural id order.
         `within`: visit only these ids (a set closed under parents), in the order they hold in the
         whole design (filtering siblings before their stable sort keeps their order)."""
+        return list(self.walk_ordered_items(within))
+
+    def walk_ordered_items(self, within: set[str] | None = None) -> Iterator[Item]:
+        """`ordered_items` one at a time, each container's contents sorted when it is reached (the
+        canvas builds a big design over several turns of the event loop from this)."""
         index: dict[str | None, list[Item]] = {}
         for item in self.items.values():
             if within is None or item.id in within:
                 index.setdefault(item.parent, []).append(item)
-        out: list[Item] = []
         stack = [iter(sorted(index.get(None, []), key=_topology_key))]
         while stack:
             child = next(stack[-1], None)
             if child is None:
                 stack.pop()
                 continue
-            out.append(child)
+            yield child
             stack.append(iter(sorted(index.get(child.id, []), key=_topology_key)))
-        return out
 
     # --- snapshots ----------------------------------------------------------------------
     def snapshot(self) -> Design:
