@@ -549,16 +549,29 @@ def weakened_accelerators(healthy: Design, broken: Design, failures: list[Failur
             and any(i not in healthy.items or i in touched for i in chains[item_id])]
 
 
-def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, evaluate, model: dict) -> Degraded:
-    """Evaluate the design with its failures (`settings["failures"]`) applied, next to `healthy`.
-    `evaluate` is the engine's entry point (passed in: it calls this module); `model` the healthy
-    job's model, kept (a preset sized to the design would change with its size)."""
+@dataclass(frozen=True)
+class DegradedRun:
+    """The degraded design evaluated: `result` (its own Result, every collective row and size),
+    its scale-out bisection weighed over copies that differ (`uneven_bisection`), the accelerators
+    cut off and what could not be evaluated."""
+
+    result: Result | None
+    bisection: float | None
+    cut_off: int
+    plan: Plan | str | None
+    why: str | None
+
+
+def run_degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, evaluate,
+                 model: dict) -> DegradedRun:
+    """Evaluate the design with its failures (`settings["failures"]`) applied. `evaluate` is the
+    engine's entry point (passed in: it calls this module); `model` the healthy job's model, kept (a
+    preset sized to the design would change with its size)."""
     failures = failures_of(design)
-    texts = tuple(f.text() for f in failures)
     try:
         broken, cut_off, note = degraded_design(design, catalog, failures)
     except DesignError as exc:
-        return Degraded(texts, healthy.network.accelerators, 0, (), None, why=str(exc))
+        return DegradedRun(None, None, 0, None, str(exc))
     training = {**(workload.get("training") or {}), "model": model}
     slowest = weakened_accelerators(design, broken, failures)
     plan_note = None
@@ -575,7 +588,17 @@ def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, 
     untimed = None if result.training.timed or not result.network.accelerators else result.training.why
     why = "; ".join(filter(None, (note, plan_note, untimed))) or None
     bisection = uneven_bisection(broken, catalog, healthy.network, result.network, slowest)
-    return Degraded(texts, result.network.accelerators, cut_off, comparisons(healthy, result, bisection), plan, why=why)
+    return DegradedRun(result, bisection, cut_off, plan, why)
+
+
+def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, evaluate, model: dict) -> Degraded:
+    """The degraded design's figures next to `healthy`'s (`run_degraded`)."""
+    texts = tuple(f.text() for f in failures_of(design))
+    run = run_degraded(design, catalog, workload, healthy, evaluate, model)
+    if run.result is None:
+        return Degraded(texts, healthy.network.accelerators, 0, (), None, why=run.why)
+    return Degraded(texts, run.result.network.accelerators, run.cut_off, comparisons(healthy, run.result, run.bisection),
+                    run.plan, why=run.why)
 
 
 # -- blast radius -----------------------------------------------------------------------------
