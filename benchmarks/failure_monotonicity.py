@@ -40,12 +40,11 @@ def main() -> int:
         design = load_design(path, catalog)
         healthy = healthy_of(design, catalog)
         targets = failure_targets(design)
-        cache: dict = {}
         for _ in range(args.per_example):
             target = rng.choice(targets)
             failure = rng.choice((Failure(target), Failure(target, copies=1), Failure(target, percent=5)))
             checked += 1
-            for line in violations(healthy, catalog, failure, cache):
+            for line in violations(healthy, catalog, failure):
                 print(line, flush=True)
                 found.append(line)
     print(f"{len(found)} violations in {checked} failures")

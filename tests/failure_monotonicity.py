@@ -13,18 +13,20 @@ link medium, whole (`ID`), one copy (`ID:1`) or a share of its copies (`ID:5%`):
   down side (no accelerator cut off, no server, NIC, accelerator or link to one failed):
   losing up-links or switches above concentrates the same demand on fewer links; losing
   servers lowers the demand a leaf sends up as well, which may honestly lower the ratio;
-- every collective size's bus bandwidth: degraded ≤ the better of the healthy bus bandwidth over
-  all ranks and the healthy fabric's over its first n' ranks (n' the accelerators the degraded job
-  keeps). A ring over fewer ranks takes fewer latency steps (2 (n' − 1) instead of 2 (n − 1)), so
-  a small message can honestly run faster over fewer ranks; the healthy fabric could run the same
-  smaller communicator, and the failure cannot beat that. Figures are rounded to 6 significant
-  digits: 1e-5 relative slack;
-- tokens per second (fixed global batch and model): degraded ≤ healthy, when both are timed
-  and the degraded job keeps the healthy plan. With a plan of its own (the job shrank to a count
-  the healthy plan does not divide) the rule is degraded ≤ what the healthy fabric gives the same
-  plan on as many of its accelerators — the healthy job could have chosen it on a subset. The
-  engine's auto search runs plans over every accelerator, so that figure is computed here by
-  evaluating the healthy design cut down to the degraded job's size with no failed part.
+- every collective size's time: degraded ≥ ρ × healthy, ρ the smallest ratio of latency steps a
+  smaller job may save: (n' − 1) / (n − 1) over the ranks (a ring's 2 (n − 1) steps), (r' − 1) /
+  (r − 1) inside a scale-up domain of r ranks (a hierarchical or tree algorithm's steps there: a
+  GPU of every server failed leaves 7 of 8), (m' − 1) / (m − 1) across m domains. A collective over
+  fewer ranks takes fewer steps, so a small message can honestly finish sooner; its bandwidth
+  term is never shorter, so no time falls by more than the steps do. Figures are rounded to 6
+  significant digits: 1e-5 relative slack;
+- tokens per second (fixed global batch and model): degraded ≤ healthy, the step allowed to fall
+  only by what fewer ranks save of its exposed communication: step_d ≥ step_h − (1 − ρ) × (step_h −
+  compute_h − bubble_h). The degraded job keeps the healthy plan's layout and drops data-parallel
+  replicas (failures.run_degraded); a fresh search over the degraded job's size could find a plan
+  the healthy search never tried (it runs plans over every accelerator: 9,984 GPUs divide as
+  pp 13, 10,000 do not), which the healthy cluster could have run on a subset of its GPUs: that
+  would be a gain of the search, not of the failure.
 """
 
 from __future__ import annotations
@@ -76,18 +78,24 @@ def _touches_down_side(design: Design, failure: Failure) -> bool:
                if link.medium == failure.target for end in (link.a, link.b))
 
 
-def _busbw_by_size(result) -> dict[int, float]:
-    return {row.bytes: row.busbw_gb_per_s for row in result.collectives
-            if row.algorithm == "auto" and row.busbw_gb_per_s is not None}
+def _step_ratio(healthy, degraded) -> float:
+    """The smallest ratio of latency steps the degraded job's collectives may save (the rules)."""
+    def ratio(new: int, old: int) -> float:
+        return min(1.0, (new - 1) / (old - 1)) if old > 1 and new >= 1 else 1.0
+
+    up_h, up_d = healthy.scale_up, degraded.scale_up
+    ratios = [ratio(degraded.accelerators, healthy.accelerators)]
+    if up_h is not None and up_d is not None:
+        ratios += [ratio(up_d.domain_accelerators, up_h.domain_accelerators), ratio(up_d.domains, up_h.domains)]
+    return min(ratios)
 
 
 def _above(degraded: float | None, healthy: float | None) -> bool:
     return degraded is not None and healthy is not None and degraded > healthy * (1 + REL) + 1e-9
 
 
-def violations(healthy: Healthy, catalog: Catalog, failure: Failure, cache: dict | None = None) -> list[str]:
+def violations(healthy: Healthy, catalog: Catalog, failure: Failure) -> list[str]:
     """What the degraded design breaks of the rules above, one line each ([] when none)."""
-    cache = {} if cache is None else cache
     design = healthy.design
     broken = Design(design.name, design.description, dict(design.items), dict(design.links),
                     {**design.settings, "failures": [failure.setting()]})
@@ -110,21 +118,16 @@ def violations(healthy: Healthy, catalog: Catalog, failure: Failure, cache: dict
           d.network.scale_up.bisection_gb_per_s if d.network.scale_up else None)
     if run.cut_off == 0 and not _touches_down_side(design, failure):
         check("worst oversubscription", False, _worst(h), _worst(d))
-    n = d.network.accelerators
-    if n and n < h.network.accelerators:
-        key = ("ranks", n)
-        if key not in cache:
-            spec = {**(healthy.workload.get("collective") or {}), "ranks": n}
-            cache[key] = _busbw_by_size(evaluate(design, catalog, {**healthy.workload, "collective": spec}))
-        fewer = cache[key]
-    else:
-        fewer = {}
-    healthy_busbw = _busbw_by_size(h)
-    for size, busbw in _busbw_by_size(d).items():
-        bound = max(healthy_busbw.get(size, 0.0), fewer.get(size, 0.0))
-        check(f"allreduce-like busbw at {size} B", True, bound or None, busbw)
+    rho = _step_ratio(h.network, d.network)
+    times = {row.bytes: row.time_s for row in d.collectives if row.algorithm == "auto" and row.time_s}
+    for row in h.collectives:
+        if row.algorithm == "auto" and row.time_s and row.bytes in times:
+            check(f"{row.op} {row.bytes:,} B time", False, rho * row.time_s, times[row.bytes])
     if h.training.timed and d.training.timed:
-        check("tokens per second", True, h.training.tokens_per_s, d.training.tokens_per_s)
+        exposed = h.training.step_time_s - h.training.compute_s - (h.training.bubble_s or 0.0)
+        check("training step time", False, h.training.step_time_s - (1 - rho) * exposed, d.training.step_time_s)
+        check("tokens per second", True, h.training.tokens_per_s * h.training.step_time_s / (
+            h.training.step_time_s - (1 - rho) * exposed), d.training.tokens_per_s)
     return out
 
 

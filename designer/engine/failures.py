@@ -574,21 +574,53 @@ def run_degraded(design: Design, catalog: Catalog, workload: dict, healthy: Resu
         return DegradedRun(None, None, 0, None, str(exc))
     training = {**(workload.get("training") or {}), "model": model}
     slowest = weakened_accelerators(design, broken, failures)
-    plan_note = None
-    try:
-        result = evaluate(broken, catalog, {**workload, "training": training}, slowest_of=slowest)
-        fitted = result.training.timed or training.get("plan") in (None, "auto")
-    except WorkloadError:
-        fitted = False
-    if not fitted:
-        # A fixed plan sized for the healthy design: the best plan for what is left.
+    plan_note, result = None, None
+    kept = _fewer_replicas(healthy.training, sum(size * islands for size, islands, _ in components(broken)))
+    if kept is not None:
+        plan, working = kept
+        try:
+            result = evaluate(broken, catalog, {**workload, "training": {**training, "plan": plan,
+                                                                          "accelerators": working}},
+                              slowest_of=slowest)
+        except WorkloadError:
+            result = None
+        if result is not None and result.training.timed and result.training.fits:
+            dropped = healthy.training.plan.dp - plan["dp"]
+            idle = result.network.accelerators - working
+            if dropped or idle:
+                plan_note = (f"the healthy plan with {dropped:,} data-parallel replica{'s' if dropped != 1 else ''} "
+                             f"fewer" + (f", {idle:,} accelerator{'s' if idle != 1 else ''} idle" if idle else ""))
+        else:
+            result = None
+    if result is None:
         result = evaluate(broken, catalog, {**workload, "training": {**training, "plan": "auto"}}, slowest_of=slowest)
-        plan_note = "the healthy plan no longer fits: the best plan that does"
+        if kept is not None or training.get("plan") not in (None, "auto"):
+            plan_note = "the healthy plan no longer fits: the best plan that does"
     plan = result.training.plan if isinstance(result.training.plan, Plan | str) else None
     untimed = None if result.training.timed or not result.network.accelerators else result.training.why
     why = "; ".join(filter(None, (note, plan_note, untimed))) or None
     bisection = uneven_bisection(broken, catalog, healthy.network, result.network, slowest)
     return DegradedRun(result, bisection, cut_off, plan, why)
+
+
+def _fewer_replicas(healthy, accelerators: int) -> tuple[dict, int] | None:
+    """The healthy job's plan on `accelerators` (the degraded design's), as a job restarted after a
+    failure runs it: the same tensor, pipeline and context layout, as many data-parallel replicas as
+    the accelerators hold (a multiple of ep), the rest idle; with the global batch fixed each
+    replica runs more micro-batches. (plan, accelerators it works on), or None without a timed
+    healthy plan or room for one replica. Searching the degraded job's best plan instead can find a
+    faster one than the healthy search did (9,984 GPUs divide as pp 13 where 10,000 do not), which
+    the healthy cluster could have run on 9,984 of its GPUs: the failure would look like a gain."""
+    plan = healthy.plan
+    if not healthy.timed or not isinstance(plan, Plan):
+        return None
+    replica = plan.tp * plan.pp * plan.cp
+    dp = min(plan.dp, accelerators // replica)
+    dp -= dp % plan.ep
+    if dp < 1:
+        return None
+    chosen = {k: v for k, v in plan.as_dict().items() if k != "auto"}
+    return {**chosen, "dp": dp}, dp * replica
 
 
 def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, evaluate, model: dict) -> Degraded:
@@ -597,8 +629,8 @@ def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, 
     run = run_degraded(design, catalog, workload, healthy, evaluate, model)
     if run.result is None:
         return Degraded(texts, healthy.network.accelerators, 0, (), None, why=run.why)
-    return Degraded(texts, run.result.network.accelerators, run.cut_off, comparisons(healthy, run.result, run.bisection),
-                    run.plan, why=run.why)
+    figures = comparisons(healthy, run.result, run.bisection)
+    return Degraded(texts, run.result.network.accelerators, run.cut_off, figures, run.plan, why=run.why)
 
 
 # -- blast radius -----------------------------------------------------------------------------
