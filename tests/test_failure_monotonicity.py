@@ -138,7 +138,8 @@ def test_host0_of_every_tpu_block_failed():
 def test_a_job_that_lost_gpus_keeps_its_layout():
     """Tesla's H100 cluster (2023): 10,000 H100, healthy plan tp 8 × dp 1,250 (10,000 has no pp that
     fits better: 1,250 = 2 × 5⁴). Failing the partial unit `sux` (16 GPUs) leaves 9,984: the job
-    keeps tp 8 and runs 1,248 replicas, its tokens/s no higher than healthy. A fresh search over
+    keeps tp 8 and runs 1,248 replicas at the healthy tokens/s (892,509 against 892,221: the same
+    micro-batches, a data-parallel ring 4 steps shorter, within the rules' allowance). A fresh search over
     9,984 GPUs found tp 8 × pp 13 × dp 96 at 1,128,950 tokens/s, 27 % above the healthy 892,221: a
     plan the healthy cluster could have run on 9,984 of its GPUs, which its search (plans over every
     accelerator) never tried."""
@@ -149,4 +150,6 @@ def test_a_job_that_lost_gpus_keeps_its_layout():
     assert d.accelerators == 9984
     assert (d.plan.tp, d.plan.pp, d.plan.dp) == (8, 1, 1248)
     tokens = d.figure("Tokens per second")
-    assert tokens.degraded <= tokens.healthy
+    assert tokens.degraded == pytest.approx(tokens.healthy, rel=1e-3)
+    healthy, catalog = _healthy("tesla-h100-2023")
+    assert violations(healthy, catalog, Failure("sux")) == []
