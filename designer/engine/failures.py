@@ -575,24 +575,20 @@ def run_degraded(design: Design, catalog: Catalog, workload: dict, healthy: Resu
     training = {**(workload.get("training") or {}), "model": model}
     slowest = weakened_accelerators(design, broken, failures)
     plan_note, result = None, None
-    kept = _fewer_replicas(healthy.training, sum(size * islands for size, islands, _ in components(broken)))
+    left = sum(size * islands for size, islands, _ in components(broken))
+    kept = _fewer_replicas(healthy.training, left) if left < healthy.network.accelerators else None
     if kept is not None:
         plan, working = kept
-        try:
-            result = evaluate(broken, catalog, {**workload, "training": {**training, "plan": plan,
-                                                                          "accelerators": working}},
-                              slowest_of=slowest)
-        except WorkloadError:
-            result = None
-        if result is not None and result.training.timed and result.training.fits:
-            dropped = healthy.training.plan.dp - plan["dp"]
-            idle = result.network.accelerators - working
-            if dropped or idle:
-                plan_note = (f"the healthy plan with {dropped:,} data-parallel replica{'s' if dropped != 1 else ''} "
-                             f"fewer" + (f", {idle:,} accelerator{'s' if idle != 1 else ''} idle" if idle else ""))
-        else:
-            result = None
+        result = _timed(evaluate, broken, catalog, {**workload, "training": {**training, "plan": plan,
+                                                                               "accelerators": working}}, slowest)
+        dropped, idle = healthy.training.plan.dp - plan["dp"], left - working
+        if result is not None and (dropped or idle):
+            plan_note = (f"the healthy plan with {dropped:,} data-parallel replica{'s' if dropped != 1 else ''} fewer"
+                         + (f", {idle:,} accelerator{'s' if idle != 1 else ''} idle" if idle else ""))
+    elif training.get("plan") not in (None, "auto"):
+        result = _timed(evaluate, broken, catalog, {**workload, "training": training}, slowest)
     if result is None:
+        # No healthy plan to keep, or it no longer fits: the best plan for what is left.
         result = evaluate(broken, catalog, {**workload, "training": {**training, "plan": "auto"}}, slowest_of=slowest)
         if kept is not None or training.get("plan") not in (None, "auto"):
             plan_note = "the healthy plan no longer fits: the best plan that does"
@@ -603,11 +599,21 @@ def run_degraded(design: Design, catalog: Catalog, workload: dict, healthy: Resu
     return DegradedRun(result, bisection, cut_off, plan, why)
 
 
+def _timed(evaluate, design: Design, catalog: Catalog, workload: dict, slowest: list[str]) -> Result | None:
+    """The evaluation of `workload`'s plan, or None where it does not fit or cannot be timed."""
+    try:
+        result = evaluate(design, catalog, workload, slowest_of=slowest)
+    except WorkloadError:
+        return None
+    return result if result.training.timed and result.training.fits else None
+
+
 def _fewer_replicas(healthy, accelerators: int) -> tuple[dict, int] | None:
     """The healthy job's plan on `accelerators` (the degraded design's), as a job restarted after a
     failure runs it: the same tensor, pipeline and context layout, as many data-parallel replicas as
     the accelerators hold (a multiple of ep), the rest idle; with the global batch fixed each
-    replica runs more micro-batches. (plan, accelerators it works on), or None without a timed
+    replica runs more micro-batches (a searched plan's micro-batch, ZeRO stage and recomputation
+    are chosen again, a given plan's kept). (plan, accelerators it works on), or None without a timed
     healthy plan or room for one replica. Searching the degraded job's best plan instead can find a
     faster one than the healthy search did (9,984 GPUs divide as pp 13 where 10,000 do not), which
     the healthy cluster could have run on 9,984 of its GPUs: the failure would look like a gain."""
@@ -619,8 +625,7 @@ def _fewer_replicas(healthy, accelerators: int) -> tuple[dict, int] | None:
     dp -= dp % plan.ep
     if dp < 1:
         return None
-    chosen = {k: v for k, v in plan.as_dict().items() if k != "auto"}
-    return {**chosen, "dp": dp}, dp * replica
+    return {**plan.as_dict(), "dp": dp}, dp * replica
 
 
 def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, evaluate, model: dict) -> Degraded:

@@ -572,7 +572,8 @@ def training(fabric: Fabric, spec: dict) -> tuple[dict, dict]:
     """The training section and the utilization it implies. `spec`: model (dict), plan (dict or
     "auto"), overlap (dict, optional), accelerators (optional: a given plan runs on that many of the
     design's accelerators and the rest stay idle, as a degraded job that dropped data-parallel
-    replicas does: failures.run_degraded)."""
+    replicas does: failures.run_degraded; a plan marked `auto` then has its micro-batch, ZeRO stage
+    and recomputation chosen again)."""
     model = spec["model"]
     if fabric.rep is None:
         return {"fits": False, "why": "the design has no accelerators", "plan": None, "model": model.get("name")}, {}
@@ -606,9 +607,9 @@ def training(fabric: Fabric, spec: dict) -> tuple[dict, dict]:
                     {})
         chosen = best["plan"]
         searched = True
-    elif spec.get("accelerators"):
-        # A job restarted on fewer accelerators keeps its layout; its replicas now run more
-        # micro-batches, so the micro-batch, ZeRO stage and recomputation are chosen again.
+    elif spec.get("accelerators") and plan.get("auto"):
+        # A job restarted on fewer accelerators keeps the layout a search chose; its replicas now
+        # run more micro-batches, so the micro-batch, ZeRO stage and recomputation are chosen again.
         layout = validate_plan(fabric, model, plan, spec["accelerators"])
         best = auto_plan(fabric, model, comms, overlap, [
             {**layout, "mb": mb} for mb in (1, 2, 4, 8) if layout["dp"] * mb <= model["global_batch"]])
@@ -618,7 +619,7 @@ def training(fabric: Fabric, spec: dict) -> tuple[dict, dict]:
         chosen = best["plan"]
         searched = True
     else:
-        chosen = validate_plan(fabric, model, plan)
+        chosen = validate_plan(fabric, model, plan, spec.get("accelerators"))
         searched = False
     result = evaluate_plan(fabric, model, chosen, comms, detail=True, overlap=overlap)
     phases = result.pop("_phases", {})
