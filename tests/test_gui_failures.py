@@ -46,7 +46,7 @@ def right_click_and_choose(qtbot, window, item_id: str, text: str) -> None:
 
 
 def strike_of(node):
-    lines = [child for child in node.childItems() if isinstance(child, QGraphicsLineItem)]
+    lines = [child for child in node.plate.childItems() if isinstance(child, QGraphicsLineItem)]
     return lines[0] if lines else None
 
 

@@ -81,10 +81,13 @@ def label_layer() -> QGraphicsItem:
     return layer
 
 
-# Leaves and summary cards stack over the links beside them (links 5, a selected or bottleneck link
-# 6): a link passing a box goes behind it. Open containers stay under the links, which run over
-# their backgrounds to the contents.
+# Leaves and summary cards stack over the links beside them (links 5; a selected, failed or
+# bottleneck link 6): a link passing a box goes behind it. Open containers stay under the links,
+# which run over their backgrounds to the contents, unless a link would run over a box it does not
+# join on its way: such a link goes beneath the open containers beside it too (-1) and shows only
+# between boxes.
 BOX_Z = 7
+LINK_Z, LINK_TOP_Z, BENEATH_Z = 5, 6, -1
 # A link still crosses the boxes it runs to: into a container over its header, or over leaves of
 # a container it passes. So each box's texts lie on a plate of the box's colour in a layer of their
 # own above every link: the plates mirror the boxes' tree (a child's plate is a child of its
@@ -166,11 +169,15 @@ class NodeItem(QGraphicsPathItem):
         return getattr(self, "_strike", None) is not None
 
     def set_failed(self, on: bool) -> None:
-        """Struck through (a line corner to corner, in the failure colour) while marked failed."""
+        """Struck through (a line corner to corner, in the failure colour) while marked failed.
+
+        The strike lies on the box's label plate, above every plate and link, so it runs across the
+        whole box, its own label included; it is thin and the text is drawn on an opaque plate, so
+        the label still reads."""
         if on == self.failed:
             return
         if on:
-            self._strike = QGraphicsLineItem(self)
+            self._strike = QGraphicsLineItem(self.plate)
             self._strike.setPen(_FAILED_PEN)
             self._strike.setZValue(20)
             self._place_strike()
@@ -347,8 +354,9 @@ class LinkItem(QGraphicsLineItem):
         self.selected_look = False
         self.failed = False  # marked failed in a what-if: dashed in the failure colour
         self.detail = True  # False when zoomed out: hairlines, which Qt draws several times faster
+        self.over_boxes = False  # drawn on top, it would run over boxes it does not join: drawn beneath
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
-        self.setZValue(5)
+        self.setZValue(LINK_Z)
 
     def set_line(self, line: QLineF) -> None:
         self.setLine(line)
@@ -365,10 +373,21 @@ class LinkItem(QGraphicsLineItem):
             return False
         self._style = key
         self.setPen(_link_pen(key))
-        z = 6 if self.bottleneck or self.selected_look else 5
+        self._restack()
+        return True
+
+    def set_over_boxes(self, over: bool) -> None:
+        if over != self.over_boxes:
+            self.over_boxes = over
+            self._restack()
+
+    def _restack(self) -> None:
+        """The bottleneck, a selected and a failed link on top of the others, drawn whole; a link
+        that would run over boxes it does not join beneath every box beside it (`runs_over_boxes`)."""
+        z = (LINK_TOP_Z if self.bottleneck or self.selected_look or self.failed
+             else BENEATH_Z if self.over_boxes else LINK_Z)
         if self.zValue() != z:
             self.setZValue(z)
-        return True
 
 
 UTIL_LEVELS = 20
@@ -442,3 +461,82 @@ def link_line(a: NodeItem, b: NodeItem, ref: NodeItem | None = None) -> QLineF:
         return QLineF(QPointF(ra.center().x(), ra.top()), QPointF(rb.center().x(), rb.bottom()))
     ca, cb = ra.center(), rb.center()
     return QLineF(clip_to_rect(ca, cb, ra), clip_to_rect(cb, ca, rb))
+
+
+class BoxIndex:
+    """The boxes drawn, bucketed by where they lie in the scene, to find the boxes a line crosses
+    without visiting every box for every link."""
+
+    CELL = 400.0
+
+    def __init__(self) -> None:
+        self._cells: dict[tuple[int, int], list[tuple[int, NodeItem, float, float, float, float]]] = {}
+
+    def add(self, node: NodeItem) -> None:
+        if not node.isVisible():
+            return
+        rect = node.outline_in_scene()
+        # Shrunk by a pixel: a line along a border touches the box, it does not cross it.
+        entry = (id(node), node, rect.left() + 1, rect.top() + 1, rect.right() - 1, rect.bottom() - 1)
+        for cell in self._cells_of(rect.left(), rect.top(), rect.right(), rect.bottom()):
+            self._cells.setdefault(cell, []).append(entry)
+
+    def _cells_of(self, left: float, top: float, right: float, bottom: float):
+        size = self.CELL
+        for cx in range(math.floor(left / size), math.floor(right / size) + 1):
+            for cy in range(math.floor(top / size), math.floor(bottom / size) + 1):
+                yield cx, cy
+
+    def crossed(self, p: QPointF, q: QPointF, skip: set[int]):
+        """The boxes the segment p–q passes through, but those whose id() is in `skip`."""
+        px, py, qx, qy = p.x(), p.y(), q.x(), q.y()
+        left, right, top, bottom = min(px, qx), max(px, qx), min(py, qy), max(py, qy)
+        seen = set(skip)
+        for cell in self._cells_of(left, top, right, bottom):
+            for key, node, x0, y0, x1, y1 in self._cells.get(cell, ()):
+                if key in seen:
+                    continue
+                seen.add(key)
+                if x0 < right and left < x1 and y0 < bottom and top < y1 and _segment_crosses(
+                        px, py, qx, qy, x0, y0, x1, y1):
+                    yield node
+
+
+def _segment_crosses(px: float, py: float, qx: float, qy: float, x0: float, y0: float, x1: float, y1: float) -> bool:
+    """Whether the segment (px, py)–(qx, qy) passes through the inside of the box x0..x1 × y0..y1
+    (Liang–Barsky clipping)."""
+    t0, t1 = 0.0, 1.0
+    dx, dy = qx - px, qy - py
+    for step, room in ((-dx, px - x0), (dx, x1 - px), (-dy, py - y0), (dy, y1 - py)):
+        if step == 0:
+            if room < 0:
+                return False
+        elif step < 0:
+            t0 = max(t0, room / step)
+        else:
+            t1 = min(t1, room / step)
+        if t0 >= t1:
+            return False
+    return True
+
+
+def runs_over_boxes(link: LinkItem, a: NodeItem, b: NodeItem, boxes: BoxIndex) -> bool:
+    """Whether the link, drawn at its usual height, would run over a box that is neither of its
+    ends (`a`, `b`: the boxes it is drawn to) nor holds one: a box inside a container it passes
+    (an open container is stacked under the links in it), or a container it crosses on the way
+    to another. A leaf or summary card beside the link, in the same holder, lies over it anyway."""
+    holder = link.parentItem()
+    ends: set[int] = set()
+    for end in (a, b):
+        node = end
+        while node is not None:
+            ends.add(id(node))
+            node = node.parentItem()
+    line = link.line()
+    for node in boxes.crossed(link.mapToScene(line.p1()), link.mapToScene(line.p2()), ends):
+        if holder is not None and not holder.isAncestorOf(node):
+            continue
+        if node.parentItem() is holder and node.zValue() > LINK_Z:
+            continue
+        return True
+    return False

@@ -15,7 +15,8 @@ from PySide6.QtWidgets import QGraphicsScene, QToolTip
 
 from designer.canvas import colors, tooltips
 from designer.canvas.interactions import Interactions
-from designer.canvas.items import LinkItem, NodeItem, common_ancestor, label_layer, link_line
+from designer.canvas.items import (BoxIndex, LinkItem, NodeItem, common_ancestor, label_layer, link_line,
+                                   runs_over_boxes)
 from designer.canvas.jobs import SlicedJobs
 from designer.document.document import Change, Document
 from designer.engine import views
@@ -97,6 +98,7 @@ class DesignScene(QGraphicsScene):
         self.jobs.stop("detail")
         self.jobs.stop("overlay")
         self.jobs.stop("cards")
+        self.jobs.stop("restack")
         self._summaries = {}
         self.jobs.stop("look")
         self._looks = set()  # the old items go, selected look and all
@@ -109,6 +111,7 @@ class DesignScene(QGraphicsScene):
         self._stage.clear()
         self._staged = []
         self.building = True
+        self._links_restacked = False
         if len(self.design.items) > BUILD_IN_ONE_GO:
             # Painting a half-built scene after every slice would cost more than the slice itself.
             self.jobs.start("build", self._build_steps(), slice_s=SLICE_S, hold=True, after_slice=self._join_staged)
@@ -513,6 +516,7 @@ class DesignScene(QGraphicsScene):
         self.jobs.finish("overlay")
         self.jobs.finish("look")
         self.jobs.finish("cards")
+        self.jobs.finish("restack")
 
     # --- level of detail: containers too small on screen draw as summary cards -------------------------
     def set_scale(self, scale: float) -> None:
@@ -584,8 +588,35 @@ class DesignScene(QGraphicsScene):
                     self.reroute([self.link_items[link_id]])
                     yield
             self._show_hidden_selection()
+        if flipped or contents_changed or not self._links_restacked:
+            self._restack_links()
         if hidden:
             self.selectionChanged.emit()
+
+    def _restack_links(self) -> None:
+        """Put beneath the boxes beside it each link that would run over a box it does not join
+        (`items.runs_over_boxes`): once a design is built, after each change, and when summary
+        cards open or close (links then end elsewhere). A job of its own, in slices for a big
+        design and painting as it goes: a link left on top for a few frames does no harm, a
+        canvas that stops painting for the whole pass would."""
+        self._links_restacked = True
+        steps = self._restack_link_steps()
+        if len(self.nodes) + len(self.link_items) > RESTYLE_SLICE:
+            self.jobs.start("restack", steps, slice_steps=RESTYLE_SLICE)
+        else:
+            self.jobs.start("restack", steps)
+
+    def _restack_link_steps(self) -> Iterator[None]:
+        boxes = BoxIndex()
+        for node in list(self.nodes.values()):
+            boxes.add(node)
+            yield
+        nodes, shown = self.nodes, self.shown_node
+        for link in list(self.link_items.values()):
+            a, b = nodes.get(link.a), nodes.get(link.b)
+            if a is not None and b is not None and link.isVisible():
+                link.set_over_boxes(runs_over_boxes(link, shown(a), shown(b), boxes))
+            yield
 
     def _summary(self, item_id: str, index: dict) -> tuple[str, list[str]]:
         busiest = None

@@ -12,6 +12,7 @@ faster protocol wins as in NCCL). Formulas and the measurements behind the const
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -149,7 +150,8 @@ def applicable(fabric: Fabric, op: str, n: int, stride: int = 1) -> list[str]:
     lay = layout(fabric, n, stride)
     algos = ["ring"]
     if op == "alltoall":
-        return ["ring"]
+        # On one torus a chip's peers sit several hops away: the ring's one-hop formula does not apply.
+        return ["torus"] if lay.m == 1 and torus_rings(fabric, n, stride) else ["ring"]
     if op == "allreduce" and n > 2:
         algos.append("tree")
     if op in ("allreduce", "reduce-scatter", "allgather") and lay.m > 1 and lay.r_dom > 1:
@@ -158,10 +160,94 @@ def applicable(fabric: Fabric, op: str, n: int, stride: int = 1) -> list[str]:
         algos.append("nvls")
     if op == "allreduce" and fabric.sharp and lay.m > 1:
         algos.append("sharp")
-    if op == "allreduce" and fabric.torus_dims and n in (fabric.total_accelerators, math.prod(fabric.torus_dims)) \
-            and stride == 1:
+    if op in ("allreduce", "reduce-scatter", "allgather") and torus_rings(fabric, n, stride):
         algos.append("torus")
     return algos
+
+
+@dataclass(frozen=True)
+class TorusRing:
+    """A communicator's members along one torus dimension: `size` chips `spacing` apart. `closed`
+    when they go all the way round the dimension (a ring over both directions of its links), else
+    a segment of it (a line: one direction of each link per ring). Members spaced apart share the
+    dimension's links with the `spacing` − 1 groups between them, which run at the same time."""
+
+    size: int
+    spacing: int
+    closed: bool
+
+    @property
+    def share(self) -> float:
+        """The ring's capacity in links of one direction."""
+        return (2.0 if self.closed else 1.0) / self.spacing
+
+    @property
+    def where(self) -> str:
+        if self.closed and self.spacing == 1:
+            return f"torus dimension of {self.size}"
+        return (f"{self.size} chips {self.spacing} apart round a torus dimension" if self.closed
+                else f"a segment of {self.size} chips of a torus dimension")
+
+
+def torus_rings(fabric: Fabric, n: int, stride: int = 1) -> tuple[TorusRing, ...]:
+    """The torus rings a communicator of n ranks, every `stride`-th, runs along in each pod, in the
+    order it reduces over them. Ranks fill the torus dimension by dimension, the ranks between two
+    members (tensor parallel inside a data-parallel group) taking the first chips of each: as JAX
+    lays a device mesh onto a TPU slice, mesh axes on whole dimensions or, with
+    `allow_split_physical_axes`, on parts of one (`jax.experimental.mesh_utils.create_device_mesh`;
+    MaxText's setting of the same name). Of the orders of the dimensions that fit,
+    the one that moves the bytes fastest, then with the fewest steps. A communicator over several
+    pods must fill each pod. () when no order fits (12 members, every 4th, on a 16×16 torus)."""
+    dims = fabric.torus_dims
+    pod = math.prod(dims) if dims else 0
+    if not dims or stride < 1 or pod % stride:
+        return ()
+    in_pod = min(n, pod // stride)
+    if in_pod < 2 or n % in_pod or (n > in_pod and (in_pod * stride != pod or n > fabric.total_accelerators)):
+        return ()
+    best, best_cost = (), None
+    for order in dict.fromkeys(itertools.permutations(dims)):  # the drawn order first, kept on a tie
+        rings = _rings_in_order(order, in_pod, stride)
+        if rings is None:
+            continue
+        rings = tuple(sorted(rings, key=lambda ring: -ring.share))  # the widest ring while the message is whole
+        cost, size = 0.0, 1.0
+        for ring in rings:
+            cost += (ring.size - 1) / ring.size * size / ring.share
+            size /= ring.size
+        cost = (round(cost, 12), sum(ring.size - 1 for ring in rings))
+        if best_cost is None or cost < best_cost:
+            best, best_cost = rings, cost
+    return best
+
+
+def _rings_in_order(order: tuple, members: int, stride: int) -> list[TorusRing] | None:
+    """The rings of `members` ranks, `stride` chips apart in rank order, when ranks fill the
+    dimensions in `order`; None when the members do not sit evenly along them."""
+    rings = []
+    for k in order:
+        if members == 1:
+            break
+        if stride >= k:
+            if stride % k:
+                return None
+            stride //= k
+            continue
+        if k % stride:
+            return None
+        room = k // stride
+        if members >= room:
+            if members % room:
+                return None
+            rings.append(TorusRing(room, stride, True))
+            members //= room
+        else:
+            if room % members:
+                return None
+            rings.append(TorusRing(members, stride, False))
+            members = 1
+        stride = 1
+    return rings if members == 1 else None
 
 
 def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
@@ -245,23 +331,59 @@ def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
             out.append(ag)
         return out
     if algorithm == "torus":
-        result = []
-        size = 1.0
-        link = fabric.torus_link_cap
-        for k in fabric.torus_dims:
-            t = Term((k - 1) / k * size, 2 * link * cal.TORUS_EFFICIENCY, 2 * link, f"torus dimension of {k}", SCALE_UP,
-                     tuple(fabric.up_links), fabric.torus_links)
-            lat = {p: (k - 1) * step[p] for p in gen.protocols}
-            result.append(Phase([t], lat))
-            size /= k
-        back = [Phase([Term(p.terms[0].traffic, p.terms[0].cap_eff, p.terms[0].cap_raw, p.terms[0].where, SCALE_UP,
-                            p.terms[0].links, p.terms[0].alike)], dict(p.latency)) for p in reversed(result)]
-        result[0].latency = {p: v + cal.BASE_LATENCY["ring"][p] for p, v in result[0].latency.items()}
-        # Several tori (pods): each chip's 1/r share crosses the scale-out network between the reduce
-        # and the gather inside the pod.
-        across = [_across_domains(fabric, op, lay)] if m > 1 else []
-        return result + across + back
+        return _torus_phases(fabric, op, lay)
     raise CollectiveError(f"unknown algorithm '{algorithm}'; choose from auto, {', '.join(ALGORITHMS)}")
+
+
+def _torus_phases(fabric: Fabric, op: str, lay: Layout) -> list[Phase]:
+    """Dimension by dimension over the torus rings the communicator spans (`torus_rings`), as
+    TPU collectives run (Kumar et al. 2021, "Exploring the limits of concurrency in ML training on
+    Google TPUs", MLSys, section 3: 2-D/3-D reduce-scatter and all-gather on the torus; Jouppi et
+    al. 2023, TPU v4, ISCA, section 2: the ICI's 3D torus; Austin et al. 2025, "How to Scale Your
+    Model", part 3: a bidirectional ring per mesh axis, latency per hop along it): a reduce-scatter
+    is a ring along each dimension in turn (k − 1 steps moving (k − 1)/k of what each chip holds,
+    half each way round a whole dimension), the message shrinking by k after each; an all-gather
+    is the same stages in reverse, growing by k; an allreduce is both. Over several pods each
+    chip's 1/r share crosses the scale-out network between the reduce and the gather
+    (`_across_domains`). The call's base latency is paid once, on the first stage in the pod."""
+    rings = torus_rings(fabric, lay.n, lay.stride)
+    if not rings or op == "broadcast" or (op == "alltoall" and lay.m > 1):
+        raise CollectiveError(f"the torus algorithm does not apply to {op} over {lay.n:,} ranks of this design")
+    gen = generation(fabric)
+    link = fabric.torus_link_cap
+    if op == "alltoall":
+        return [_torus_alltoall(fabric, rings)]
+    reduce, size = [], 1.0
+    for ring in rings:
+        k = ring.size
+        term = Term((k - 1) / k * size, ring.share * link * cal.TORUS_EFFICIENCY, ring.share * link, ring.where,
+                    SCALE_UP, tuple(fabric.up_links), fabric.torus_links)
+        reduce.append(Phase([term], {p: (k - 1) * gen.step_latency[p] for p in gen.protocols}))
+        size /= k
+    gather = [Phase([Term(p.terms[0].traffic, p.terms[0].cap_eff, p.terms[0].cap_raw, p.terms[0].where, SCALE_UP,
+                          p.terms[0].links, p.terms[0].alike)], dict(p.latency)) for p in reversed(reduce)]
+    first = reduce[0] if op in ("allreduce", "reduce-scatter") else gather[0]
+    first.latency = {p: v + cal.BASE_LATENCY["ring"][p] for p, v in first.latency.items()}
+    across = [_across_domains(fabric, op, lay)] if lay.m > 1 else []
+    return {"allreduce": reduce + across + gather, "reduce-scatter": reduce + across,
+            "allgather": across + gather}[op]
+
+
+def _torus_alltoall(fabric: Fabric, rings: tuple[TorusRing, ...]) -> Phase:
+    """An all-to-all inside one torus, routed dimension by dimension with every dimension's links
+    busy at once (the ICI routes each chip's messages to every other; Jouppi et al. 2023, section
+    3, all-to-all on the torus; Austin et al., "How to Scale Your Model", part 3: all-to-all on a
+    bidirectional ring of k costs S·k/8 per link): along a ring of k members each chip's S/k to
+    every other member travels min(d, k − d) hops, ⌊k²/4⌋/k hops on average, so each chip loads
+    the ring with ⌊k²/4⌋/k × S (k/4 for an even ring; a segment, with one direction of its links
+    per member, carries the same through half the capacity). The slowest dimension bounds it;
+    latency: one step, as a ring's all-to-all inside a scale-up domain."""
+    gen = generation(fabric)
+    link = fabric.torus_link_cap
+    terms = [Term((ring.size * ring.size // 4) / ring.size, ring.share * link * cal.TORUS_EFFICIENCY,
+                  ring.share * link, ring.where, SCALE_UP, tuple(fabric.up_links), fabric.torus_links)
+             for ring in rings]
+    return Phase(terms, {p: cal.BASE_LATENCY["ring"][p] + gen.step_latency[p] for p in gen.protocols})
 
 
 def _across_domains(fabric: Fabric, op: str, lay: Layout) -> Phase:
@@ -281,7 +403,9 @@ def lower_bound(fabric: Fabric, op: str, lay: Layout, in_network: bool) -> tuple
     n, r, m = lay.n, lay.r_dom, lay.m
     if n < 2:
         return 0.0
-    gpu_cap = (_ring_up_cap(fabric) if r > 1 else 0.0) + (fabric.out_raw if m > 1 else 0.0)
+    # A torus chip's all-to-all leaves over all its links, not one dimension's.
+    up_cap = fabric.up_raw if op == "alltoall" and fabric.torus_dims else _ring_up_cap(fabric)
+    gpu_cap = (up_cap if r > 1 else 0.0) + (fabric.out_raw if m > 1 else 0.0)
     if op == "allreduce":
         gpu = (1.0 if in_network else 2 * (n - 1) / n)
     elif op in ("reduce-scatter", "allgather", "alltoall"):
