@@ -6,7 +6,7 @@ The pod (google-tpu-v4-pod): 64 blocks of 4×4×4 TPU v4 chips joined by optical
 into one 16×16×16 torus, 4,096 chips; 16 hosts of 4 chips per block; ICI links of 23.44 GB/s per
 direction. Healthy: scale-up bisection 2 planes × 4,096 / 16 chips × 23.44 × 2 directions =
 24,002.56 GB/s; the 8 GiB allreduce runs the dimension-wise torus algorithm (37.2 GB/s bus
-bandwidth); the plan is tp 4, pp 2 (vp 4), dp 512, mb 2, ZeRO 3.
+bandwidth); the plan is tp 4 × dp 1,024, one micro-batch of one sequence per replica, ZeRO 3.
 
 A failed host takes its 4 chips out and leaves a torus with holes: no dimension-wise algorithm runs
 (every ring of every dimension must be whole), collectives run as rings over the chips left, each
@@ -17,16 +17,17 @@ two planes less one link per missing chip (network._torus_bisection).
 - scale-up bisection (512 − 4) links × 23.44 × 2 = 23,815.04 GB/s;
 - allreduce 8 GiB, a ring over 4,092 chips with the Simple protocol: 8.4 µs + 2 × 4,091 × 10 µs +
   S × 2 × 4,091 / 4,092 / (2 × 23.44 × 0.795 GB/s) = 0.542678 s, bus bandwidth 31.6499 GB/s;
-- the plan keeps tp 4 × pp 2 and drops one of 512 data-parallel replicas (511 × 8 = 4,088 chips
-  work, 4 idle); the global batch of 1,024 no longer splits into one micro-batch of 2 per
-  replica, so the step is longer and tokens/s fall.
+- the plan keeps tp 4 and drops one of 1,024 data-parallel replicas (1,023 × 4 = 4,092 chips, none
+  idle); the global batch of 1,024 sequences no longer gives each replica one, so each runs two
+  micro-batches, and its data-parallel collectives are rings over 1,023 ranks instead of the
+  torus's dimension by dimension: the step triples (3.88 → 12.29 s), tokens/s fall to 341,359.
 
 `host0`, host 0 of every block (×64), 3,840 chips left:
 - scale-up bisection (512 − 256) × 23.44 × 2 = 12,001.28 GB/s: below the worst balanced plane cut
   through the holes (384 links, 18,002 GB/s), never above it;
 - allreduce 8 GiB over 3,840 chips: 8.4 µs + 2 × 3,839 × 10 µs + S × 2 × 3,839 / 3,840 / 37.2696
   GB/s = 0.537630 s, bus bandwidth 31.9465 GB/s;
-- the plan keeps tp 4 × pp 2 with 480 replicas, no chip idle.
+- the plan keeps tp 4 with 960 replicas (64 fewer), no chip idle.
 """
 
 import functools
@@ -115,8 +116,8 @@ def test_one_host_of_one_tpu_block_failed():
     assert busbw.degraded == pytest.approx(S / _ring_time(4092) * 2 * 4091 / 4092 / 1e9, rel=1e-5)
     assert busbw.degraded == pytest.approx(31.6499, rel=1e-5) and busbw.degraded < busbw.healthy
     plan = d.plan
-    assert (plan.tp, plan.pp, plan.dp, plan.cp) == (4, 2, 511, 1)
-    assert "1 data-parallel replica fewer, 4 accelerators idle" in d.why
+    assert (plan.tp, plan.pp, plan.dp, plan.cp, plan.mb) == (4, 1, 1023, 1, 1)
+    assert d.why == "the healthy plan with 1 data-parallel replica fewer"
     tokens = d.figure("Tokens per second")
     assert tokens.degraded < tokens.healthy
 
@@ -128,8 +129,8 @@ def test_host0_of_every_tpu_block_failed():
     assert d.figure("Scale-up domain bisection").degraded == pytest.approx((512 - 256) * ICI * 2, rel=1e-5)
     assert d.figure("allreduce 8 GiB time").degraded == pytest.approx(_ring_time(3840), rel=1e-5)
     assert d.figure("allreduce 8 GiB bus bandwidth").degraded == pytest.approx(31.9465, rel=1e-5)
-    assert (d.plan.tp, d.plan.pp, d.plan.dp) == (4, 2, 480)
-    assert "32 data-parallel replicas fewer" in d.why and "idle" not in d.why
+    assert (d.plan.tp, d.plan.pp, d.plan.dp) == (4, 1, 960)
+    assert d.why == "the healthy plan with 64 data-parallel replicas fewer"
     for name in ("Tokens per second", "allreduce 8 GiB bus bandwidth", "Scale-up domain bisection"):
         figure = d.figure(name)
         assert figure.degraded < figure.healthy, name
