@@ -78,8 +78,10 @@ def test_one_nic_of_one_server_slows_every_collective_through_it(superpod):
     t = 274.4 µs + 8 GiB / 4 / 39.04 GB/s = 0.05528 s (healthy 0.05107 s), busbw
     8 GiB / t × 2 × 1,023 / 1,024 = 310.5 GB/s (healthy 336.1).
 
-    The default workload's step does not move: its data-parallel traffic hides behind 3.5 s of
-    compute and its tensor parallelism stays inside a server. With the data-parallel allreduce
+    The default workload (tp 2 × dp 512, ZeRO 3) exposes 35.4 ms of data-parallel traffic (the
+    all-gather before the first layer, the reduce-scatter after the last), which now crosses
+    that server's 7 NICs: its step grows, by less than 35.4 ms × (48.5 / 42.44 − 1) = 5.06 ms,
+    the most a 7/8 injection can add (the collectives' latency does not grow). With the data-parallel allreduce
     exposed (DP_WORKLOAD) it grows from 92.4 µs + 1.876 GB / 48.5 GB/s = 38.78 ms to
     92.4 µs + 1.876 GB / 42.44 GB/s = 44.31 ms: the step 5.53 ms longer."""
     degraded = what_if(superpod, Failure("su.node.nic3", 1))
@@ -88,7 +90,7 @@ def test_one_nic_of_one_server_slows_every_collective_through_it(superpod):
     time, busbw = allreduce(degraded)
     assert time.degraded == pytest.approx(WEAK_TREE, rel=1e-4) == pytest.approx(0.05528, abs=1e-5)
     assert busbw.degraded == pytest.approx(S / WEAK_TREE * BUS / 1e9, rel=1e-4) == pytest.approx(310.5, abs=0.1)
-    assert degraded.figure("Training step time").change == 0
+    assert 0 < degraded.figure("Training step time").change < 0.0354183 * (48.5 / WEAK_INJECTION - 1)
 
     exposed = what_if(superpod, Failure("su.node.nic3", 1), workload=DP_WORKLOAD)
     step = exposed.figure("Training step time")
