@@ -13,6 +13,8 @@ link medium, whole (`ID`), one copy (`ID:1`) or a share of its copies (`ID:5%`):
   down side (no accelerator cut off, no server, NIC, accelerator or link to one failed):
   losing up-links or switches above concentrates the same demand on fewer links; losing
   servers lowers the demand a leaf sends up as well, which may honestly lower the ratio;
+- switch tiers in the oversubscription table: degraded ≤ healthy (removing switches never adds a
+  tier; a switch left with no link down towards the accelerators is dropped, split-out copies too);
 - every collective size's time: degraded ≥ ρ × healthy, ρ the smallest ratio of latency steps a
   smaller job may save: (n' − 1) / (n − 1) over the ranks (a ring's 2 (n − 1) steps), (r' − 1) /
   (r − 1) inside a scale-up domain of r ranks (a hierarchical or tree algorithm's steps there: a
@@ -118,6 +120,7 @@ def violations(healthy: Healthy, catalog: Catalog, failure: Failure) -> list[str
         out.append(f"{design.name} --fail {failure.text()}: scale-out bisection None → {run.bisection}")
     check("scale-up domain bisection", True, h.network.scale_up.bisection_gb_per_s if h.network.scale_up else None,
           d.network.scale_up.bisection_gb_per_s if d.network.scale_up else None)
+    check("switch tiers", True, _tiers(h), _tiers(d))
     if run.cut_off == 0 and not _touches_down_side(design, failure):
         check("worst oversubscription", False, _worst(h), _worst(d))
     rho = _step_ratio(h.network, d.network)
@@ -134,6 +137,10 @@ def violations(healthy: Healthy, catalog: Catalog, failure: Failure) -> list[str
             check("tokens per second", True, h.training.tokens_per_s * h.training.step_time_s / floor,
                   d.training.tokens_per_s)
     return out
+
+
+def _tiers(result) -> int:
+    return len(result.network.scale_out.oversubscription) if result.network.scale_out else 0
 
 
 def _worst(result) -> float | None:

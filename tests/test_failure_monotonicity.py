@@ -154,3 +154,17 @@ def test_a_job_that_lost_gpus_keeps_its_layout():
     assert tokens.degraded == pytest.approx(tokens.healthy, rel=1e-3)
     healthy, catalog = _healthy("tesla-h100-2023")
     assert violations(healthy, catalog, Failure("sux")) == []
+
+
+def test_a_unit_split_out_empty_leaves_no_phantom_tier():
+    """Tesla's H100 cluster with 5 % of its 1,248 servers failed (62: one whole unit of 32 and 30
+    of another): the emptied unit is split out (`su:f1`) with its leaves and spines, which no
+    longer lead down to any GPU and are dropped like any dead end. Left in, they counted as two
+    more tiers above the core and the core's ratio as 39:1; the fat tree stays 1:1 at three tiers."""
+    healthy, catalog = _healthy("tesla-h100-2023")
+    failure = Failure("su.node", percent=5)
+    assert violations(healthy, catalog, failure) == []
+    design = load_design(resolve_design_path("tesla-h100-2023"), catalog)
+    design.settings["failures"] = [failure.setting()]
+    d = evaluate(design, catalog).degraded
+    assert d.figure("Worst oversubscription").degraded == 1.0

@@ -269,16 +269,18 @@ def _hop_levels(design: Design) -> dict[str, int]:
 def _drop_dead_ends(design: Design, healthy_level: dict[str, int]) -> None:
     """Remove switches left with no link down towards the accelerators (a leaf whose NICs all
     failed): traffic never climbs through them, and left in they would count one level higher in
-    the oversubscription table. One pass per tier that empties."""
+    the oversubscription table. One pass per tier that empties. A copy split out by a failure
+    (`su.leaf0:f1`) sits at the level of the item it copies."""
     items = design.items
+    level = {i: healthy_level[_SPLIT_TAG.sub("", i)] for i in items if _SPLIT_TAG.sub("", i) in healthy_level}
     while True:
         down, linked = set(), set()
         for link in design.links.values():
             linked.update((link.a, link.b))
             for end, other in ((link.a, link.b), (link.b, link.a)):
-                if healthy_level.get(other, 1 << 30) < healthy_level.get(end, 0):
+                if level.get(other, 1 << 30) < level.get(end, 0):
                     down.add(end)
-        dead = [i for i in linked - down if items[i].kind == "switch" and healthy_level.get(i, 0) > 0]
+        dead = [i for i in linked - down if items[i].kind == "switch" and level.get(i, 0) > 0]
         if not dead:
             return
         gone = set(dead)
