@@ -268,9 +268,11 @@ def _hop_levels(design: Design) -> dict[str, int]:
 
 def _drop_dead_ends(design: Design, healthy_level: dict[str, int]) -> None:
     """Remove switches left with no link down towards the accelerators (a leaf whose NICs all
-    failed): traffic never climbs through them, and left in they would count one level higher in
-    the oversubscription table. One pass per tier that empties. A copy split out by a failure
-    (`su.leaf0:f1`) sits at the level of the item it copies."""
+    failed) and NICs left with only links up (the NIC of a failed GPU, whose host link it was):
+    traffic never climbs through them, and left in they would count one level higher in the
+    oversubscription table (rail leaf k of every server's failed GPU k as a tier above the
+    spines). One pass per tier that empties. A copy split out by a failure (`su.leaf0:f1`) sits at
+    the level of the item it copies."""
     items = design.items
     level = {i: healthy_level[_SPLIT_TAG.sub("", i)] for i in items if _SPLIT_TAG.sub("", i) in healthy_level}
     while True:
@@ -278,9 +280,10 @@ def _drop_dead_ends(design: Design, healthy_level: dict[str, int]) -> None:
         for link in design.links.values():
             linked.update((link.a, link.b))
             for end, other in ((link.a, link.b), (link.b, link.a)):
-                if level.get(other, 1 << 30) < level.get(end, 0):
+                if level.get(other, 1 << 30) < level.get(end, 0) or (
+                        items[end].kind == "nic" and items[other].kind != "switch"):
                     down.add(end)
-        dead = [i for i in linked - down if items[i].kind == "switch" and level.get(i, 0) > 0]
+        dead = [i for i in linked - down if items[i].kind in ("switch", "nic") and level.get(i, 0) > 0]
         if not dead:
             return
         gone = set(dead)
