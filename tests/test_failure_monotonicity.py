@@ -168,3 +168,23 @@ def test_a_unit_split_out_empty_leaves_no_phantom_tier():
     design.settings["failures"] = [failure.setting()]
     d = evaluate(design, catalog).degraded
     assert d.figure("Worst oversubscription").degraded == 1.0
+
+
+def test_the_nic_of_a_failed_gpu_leads_nowhere():
+    """Tencent's HCC (H800, 2,048 GPUs: 256 servers of 8 GPUs with one 400G NIC each, rail leaves
+    and spines, 1:1): GPU 5 of every server fails. Its NIC's only host link was to that GPU, so
+    NIC 5 and the rail-5 leaves it fed carry nothing and are dropped, as a leaf with nothing below
+    is: the scale-out bisection loses 1/8 (51,200 → 44,800 GB/s), the fat tree keeps its two tiers
+    at 1:1 (left in, the rail-5 leaves were reached from above and counted as a third tier), and
+    the 7 GPUs left per server each keep a NIC of their own (48.5 GB/s)."""
+    healthy, catalog = _healthy("tencent-hcc-h800")
+    failure = Failure("su.node.gpu5")
+    assert violations(healthy, catalog, failure) == []
+    design = load_design(resolve_design_path("tencent-hcc-h800"), catalog)
+    design.settings["failures"] = [failure.setting()]
+    result = evaluate(design, catalog)
+    d = result.degraded
+    assert d.accelerators == 1792
+    assert d.figure("Scale-out bisection").degraded == pytest.approx(51_200 * 7 / 8)
+    assert d.figure("Worst oversubscription").degraded == 1.0
+    assert d.figure("Scale-out injection per accelerator (achieved)").degraded == 48.5
