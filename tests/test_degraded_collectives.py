@@ -78,10 +78,10 @@ def test_one_nic_of_one_server_slows_every_collective_through_it(superpod):
     t = 274.4 µs + 8 GiB / 4 / 39.04 GB/s = 0.05528 s (healthy 0.05107 s), busbw
     8 GiB / t × 2 × 1,023 / 1,024 = 310.5 GB/s (healthy 336.1).
 
-    The default workload (ZeRO-3, tensor parallelism inside a server) hides most of its
-    data-parallel traffic behind 3.5 s of compute, but not all: each pass's first gather and the
-    last reduce-scatter run exposed (training._sharded_exposed), so its step grows by a few
-    milliseconds, well under the 5.53 ms below. With the data-parallel allreduce
+    The default workload (tp 2 × dp 512, ZeRO 3) exposes 35.4 ms of data-parallel traffic (the
+    all-gather before the first layer, the reduce-scatter after the last), which now crosses
+    that server's 7 NICs: its step grows, by less than 35.4 ms × (48.5 / 42.44 − 1) = 5.06 ms,
+    the most a 7/8 injection can add (the collectives' latency does not grow). With the data-parallel allreduce
     exposed (DP_WORKLOAD) it grows from 92.4 µs + 1.876 GB / 48.5 GB/s = 38.78 ms to
     92.4 µs + 1.876 GB / 42.44 GB/s = 44.31 ms: the step 5.53 ms longer."""
     degraded = what_if(superpod, Failure("su.node.nic3", 1))
@@ -90,7 +90,7 @@ def test_one_nic_of_one_server_slows_every_collective_through_it(superpod):
     time, busbw = allreduce(degraded)
     assert time.degraded == pytest.approx(WEAK_TREE, rel=1e-4) == pytest.approx(0.05528, abs=1e-5)
     assert busbw.degraded == pytest.approx(S / WEAK_TREE * BUS / 1e9, rel=1e-4) == pytest.approx(310.5, abs=0.1)
-    assert 0 < degraded.figure("Training step time").change < WEAK_DP - HEALTHY_DP
+    assert 0 < degraded.figure("Training step time").change < 0.0354183 * (48.5 / WEAK_INJECTION - 1)
 
     exposed = what_if(superpod, Failure("su.node.nic3", 1), workload=DP_WORKLOAD)
     step = exposed.figure("Training step time")
@@ -164,7 +164,9 @@ def test_frontier_one_switch_of_one_group():
     assert degraded.figure("Scale-out bisection").degraded == pytest.approx(37 / 73 * (7_075 + 36 * 7_300), abs=0.5)
     time, _ = allreduce(degraded)
     assert time.change == 0
-    assert "no plan" in degraded.why  # 37,616 = 16 × 2,351 GPUs: no plan tiles them with a batch of 2,048
+    # The job keeps its layout and drops a data-parallel replica; 37,616 = 16 × 2,351 GPUs, so no
+    # replica fits on the last 12 and they idle (a fresh search found no plan tiling 37,616).
+    assert degraded.why == "the healthy plan with 1 data-parallel replica fewer, 12 accelerators idle"
 
 
 def test_frontier_a_flat_drawn_group_is_weighed_too():

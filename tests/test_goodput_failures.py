@@ -168,13 +168,22 @@ def test_a_share_of_a_mediums_links_takes_its_share_of_bandwidth(superpod, healt
     assert d.figure("Training step time").change > 0
 
 
-def test_a_healthy_plan_that_no_longer_fits_is_replaced(superpod):
+def test_a_healthy_plan_keeps_its_layout_or_is_replaced(superpod):
+    # One GPU fewer: the given plan keeps tp 8 and drops a data-parallel replica, the rest idle.
     superpod.settings["workload"] = {"training": {"model": "llama2-70b",
                                                   "plan": {"tp": 8, "pp": 1, "dp": 128, "mb": 1}}}
     superpod.settings["failures"] = [{"target": "su.node.gpu0", "copies": 1}]
     d = evaluate(superpod).degraded
     assert d.accelerators == 1023
-    assert "no longer fits" in d.why
+    assert (d.plan.tp, d.plan.pp, d.plan.dp, d.plan.mb) == (8, 1, 127, 1)
+    assert d.why == "the healthy plan with 1 data-parallel replica fewer, 7 accelerators idle"
+    # Three units of four gone: 256 GPUs hold no replica of tp 8 × pp 64, the best plan that fits runs.
+    superpod.settings["workload"] = {"training": {"model": "llama2-70b",
+                                                  "plan": {"tp": 8, "pp": 64, "dp": 2, "mb": 1}}}
+    superpod.settings["failures"] = [{"target": "su", "copies": 3}]
+    d = evaluate(superpod).degraded
+    assert d.accelerators == 256
+    assert "no longer fits" in d.why and d.plan.tp * d.plan.pp * d.plan.dp == 256
 
 
 def test_blast_radius():

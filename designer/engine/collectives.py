@@ -91,8 +91,8 @@ def layout(fabric: Fabric, n: int, stride: int = 1, concurrent: bool = False) ->
 
 
 def _ring_up_cap(fabric: Fabric) -> float:
-    if fabric.torus_dims:
-        return 2 * fabric.torus_link_cap  # a ring on a torus uses the two links of one dimension
+    if fabric.torus_dims or fabric.torus_holes:
+        return 2 * fabric.torus_link_cap  # a ring on a torus, whole or with holes, uses the two links of one dimension
     return fabric.up_raw
 
 

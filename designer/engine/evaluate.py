@@ -125,6 +125,7 @@ def performance(design: Design, catalog: Catalog, workload: dict | None, copies:
     tspec = dict(workload.get("training") or {})
     model = training_model(tspec, fabric.total_accelerators)
     training, util = train.training(fabric, {"model": model, "plan": tspec.get("plan", "auto"),
+                                             "accelerators": tspec.get("accelerators"),
                                              "overlap": tspec.get("overlap")})
     utilization = Utilization(gpus=_gpu_times(util.get("gpus", ())), phases=tuple(phases + util.get("phases", [])))
     return network, collectives, _training(training), utilization

@@ -268,17 +268,22 @@ def _hop_levels(design: Design) -> dict[str, int]:
 
 def _drop_dead_ends(design: Design, healthy_level: dict[str, int]) -> None:
     """Remove switches left with no link down towards the accelerators (a leaf whose NICs all
-    failed): traffic never climbs through them, and left in they would count one level higher in
-    the oversubscription table. One pass per tier that empties."""
+    failed) and NICs left with only links up (the NIC of a failed GPU, whose host link it was):
+    traffic never climbs through them, and left in they would count one level higher in the
+    oversubscription table (rail leaf k of every server's failed GPU k as a tier above the
+    spines). One pass per tier that empties. A copy split out by a failure (`su.leaf0:f1`) sits at
+    the level of the item it copies."""
     items = design.items
+    level = {i: healthy_level[_SPLIT_TAG.sub("", i)] for i in items if _SPLIT_TAG.sub("", i) in healthy_level}
     while True:
         down, linked = set(), set()
         for link in design.links.values():
             linked.update((link.a, link.b))
             for end, other in ((link.a, link.b), (link.b, link.a)):
-                if healthy_level.get(other, 1 << 30) < healthy_level.get(end, 0):
+                if level.get(other, 1 << 30) < level.get(end, 0) or (
+                        items[end].kind == "nic" and items[other].kind != "switch"):
                     down.add(end)
-        dead = [i for i in linked - down if items[i].kind == "switch" and healthy_level.get(i, 0) > 0]
+        dead = [i for i in linked - down if items[i].kind in ("switch", "nic") and level.get(i, 0) > 0]
         if not dead:
             return
         gone = set(dead)
@@ -549,33 +554,93 @@ def weakened_accelerators(healthy: Design, broken: Design, failures: list[Failur
             and any(i not in healthy.items or i in touched for i in chains[item_id])]
 
 
-def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, evaluate, model: dict) -> Degraded:
-    """Evaluate the design with its failures (`settings["failures"]`) applied, next to `healthy`.
-    `evaluate` is the engine's entry point (passed in: it calls this module); `model` the healthy
-    job's model, kept (a preset sized to the design would change with its size)."""
+@dataclass(frozen=True)
+class DegradedRun:
+    """The degraded design evaluated: `result` (its own Result, every collective row and size),
+    its scale-out bisection weighed over copies that differ (`uneven_bisection`), the accelerators
+    cut off and what could not be evaluated."""
+
+    result: Result | None
+    bisection: float | None
+    cut_off: int
+    plan: Plan | str | None
+    why: str | None
+
+
+def run_degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, evaluate,
+                 model: dict) -> DegradedRun:
+    """Evaluate the design with its failures (`settings["failures"]`) applied. `evaluate` is the
+    engine's entry point (passed in: it calls this module); `model` the healthy job's model, kept (a
+    preset sized to the design would change with its size)."""
     failures = failures_of(design)
-    texts = tuple(f.text() for f in failures)
     try:
         broken, cut_off, note = degraded_design(design, catalog, failures)
     except DesignError as exc:
-        return Degraded(texts, healthy.network.accelerators, 0, (), None, why=str(exc))
+        return DegradedRun(None, None, 0, None, str(exc))
     training = {**(workload.get("training") or {}), "model": model}
     slowest = weakened_accelerators(design, broken, failures)
-    plan_note = None
-    try:
-        result = evaluate(broken, catalog, {**workload, "training": training}, slowest_of=slowest)
-        fitted = result.training.timed or training.get("plan") in (None, "auto")
-    except WorkloadError:
-        fitted = False
-    if not fitted:
-        # A fixed plan sized for the healthy design: the best plan for what is left.
+    plan_note, result = None, None
+    left = sum(size * islands for size, islands, _ in components(broken))
+    kept = _fewer_replicas(healthy.training, left) if left < healthy.network.accelerators else None
+    if kept is not None:
+        plan, working = kept
+        result = _timed(evaluate, broken, catalog, {**workload, "training": {**training, "plan": plan,
+                                                                               "accelerators": working}}, slowest)
+        dropped, idle = healthy.training.plan.dp - plan["dp"], left - working
+        if result is not None and (dropped or idle):
+            plan_note = (f"the healthy plan with {dropped:,} data-parallel replica{'s' if dropped != 1 else ''} fewer"
+                         + (f", {idle:,} accelerator{'s' if idle != 1 else ''} idle" if idle else ""))
+    elif training.get("plan") not in (None, "auto"):
+        result = _timed(evaluate, broken, catalog, {**workload, "training": training}, slowest)
+    if result is None:
+        # No healthy plan to keep, or it no longer fits: the best plan for what is left.
         result = evaluate(broken, catalog, {**workload, "training": {**training, "plan": "auto"}}, slowest_of=slowest)
-        plan_note = "the healthy plan no longer fits: the best plan that does"
+        if kept is not None or training.get("plan") not in (None, "auto"):
+            plan_note = "the healthy plan no longer fits: the best plan that does"
     plan = result.training.plan if isinstance(result.training.plan, Plan | str) else None
     untimed = None if result.training.timed or not result.network.accelerators else result.training.why
     why = "; ".join(filter(None, (note, plan_note, untimed))) or None
     bisection = uneven_bisection(broken, catalog, healthy.network, result.network, slowest)
-    return Degraded(texts, result.network.accelerators, cut_off, comparisons(healthy, result, bisection), plan, why=why)
+    return DegradedRun(result, bisection, cut_off, plan, why)
+
+
+def _timed(evaluate, design: Design, catalog: Catalog, workload: dict, slowest: list[str]) -> Result | None:
+    """The evaluation of `workload`'s plan, or None where it does not fit or cannot be timed."""
+    try:
+        result = evaluate(design, catalog, workload, slowest_of=slowest)
+    except WorkloadError:
+        return None
+    return result if result.training.timed and result.training.fits else None
+
+
+def _fewer_replicas(healthy, accelerators: int) -> tuple[dict, int] | None:
+    """The healthy job's plan on `accelerators` (the degraded design's), as a job restarted after a
+    failure runs it: the same tensor, pipeline and context layout, as many data-parallel replicas as
+    the accelerators hold (a multiple of ep), the rest idle; with the global batch fixed each
+    replica runs more micro-batches (a searched plan's micro-batch, ZeRO stage and recomputation
+    are chosen again, a given plan's kept). (plan, accelerators it works on), or None without a timed
+    healthy plan or room for one replica. Searching the degraded job's best plan instead can find a
+    faster one than the healthy search did (9,984 GPUs divide as pp 13 where 10,000 do not), which
+    the healthy cluster could have run on 9,984 of its GPUs: the failure would look like a gain."""
+    plan = healthy.plan
+    if not healthy.timed or not isinstance(plan, Plan):
+        return None
+    replica = plan.tp * plan.pp * plan.cp
+    dp = min(plan.dp, accelerators // replica)
+    dp -= dp % plan.ep
+    if dp < 1:
+        return None
+    return {**plan.as_dict(), "dp": dp}, dp * replica
+
+
+def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, evaluate, model: dict) -> Degraded:
+    """The degraded design's figures next to `healthy`'s (`run_degraded`)."""
+    texts = tuple(f.text() for f in failures_of(design))
+    run = run_degraded(design, catalog, workload, healthy, evaluate, model)
+    if run.result is None:
+        return Degraded(texts, healthy.network.accelerators, 0, (), None, why=run.why)
+    figures = comparisons(healthy, run.result, run.bisection)
+    return Degraded(texts, run.result.network.accelerators, run.cut_off, figures, run.plan, why=run.why)
 
 
 # -- blast radius -----------------------------------------------------------------------------

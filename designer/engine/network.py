@@ -120,6 +120,9 @@ class Fabric:
     torus_dims: tuple = ()
     torus_link_cap: float = 0.0
     torus_links: tuple = ()  # every scale-up link: a torus collective loads them all alike
+    # A torus drawn from the template with chips missing from its domain (failed or removed):
+    # (the template's dims, chips missing). No dimension-wise algorithm runs on it (`_torus`).
+    torus_holes: tuple | None = None
     rails: int = 1  # above 1: a server's NICs reach separate fabrics joined only over scale-up links
     bisection_cap: float | None = None  # a limit the boundaries do not show (a dragonfly's, engine.shapes)
     # ((link indices, raw GB/s), ...): scale-up links between the representative server's switches,
@@ -669,6 +672,12 @@ def _in_network(fabric: Fabric) -> None:
 
 
 def _torus(fabric: Fabric) -> None:
+    """The torus of a design drawn from the torus template: its dims where the scale-up domain
+    (or the whole design: one torus) holds every chip of them. A domain with chips missing (a failed
+    host, a chip taken out) is a torus with holes: the dimension-wise algorithm needs every ring of
+    every dimension whole, so it does not run (`torus_dims` stays empty) and collectives run as
+    rings over the chips left, each through the two links of one dimension, as on the whole torus
+    (`torus_link_cap`; collectives._ring_up_cap); its bisection is `_torus_bisection`'s."""
     template = fabric.design.settings.get("template") or {}
     if template.get("name") != "torus" or not fabric.direct_connect:
         return
@@ -676,13 +685,33 @@ def _torus(fabric: Fabric) -> None:
     if dims_text is None:
         return
     dims = tuple(int(d) for d in dims_text.lower().split("x"))  # "16x16x16", as the design schema allows
+    full = int(np.prod(dims))
     # One torus, or several (pods) joined by the scale-out network: the torus is the scale-up domain.
-    if np.prod(dims) not in (fabric.total_accelerators, fabric.domain_size):
+    if full in (fabric.total_accelerators, fabric.domain_size):
+        fabric.torus_dims = tuple(d for d in dims if d > 1)
+    elif fabric.domain_size < full:
+        fabric.torus_holes = (dims, full - fabric.domain_size)
+    else:
         return
-    fabric.torus_dims = tuple(d for d in dims if d > 1)
     fabric.torus_links = tuple(l.index for l in fabric.links if l.tier == SCALE_UP)
     caps = [fabric.links[i].cap for i in fabric.up_links]
     fabric.torus_link_cap = min(caps) if caps else 0.0
+
+
+def _torus_bisection(fabric: Fabric) -> float:
+    """The scale-up bisection of a torus: two planes across its largest dimension k (the ring of
+    each line is cut twice) of N / k chips, one link each, both directions: 2 × N / k × link × 2.
+    With holes, the same two planes of the whole torus, less one link per missing chip: a chip
+    takes at most its one link across the cut away (a plane k / 2 from the other, so never both),
+    and the worst cut puts every hole beside it. Exact for a hole within one plane (a failed
+    host's line of chips); below the true cut where holes spread over many planes (a host failed
+    in every block: 256 of 4,096 chips missing, 2 × 256 − 256 = 256 links against the 384 of the
+    worst balanced cut through the holes), never above it: removing chips never raises a cut."""
+    if fabric.torus_holes is None:
+        return 2 * fabric.total_accelerators / max(fabric.torus_dims) * fabric.torus_link_cap * 2
+    dims, missing = fabric.torus_holes
+    full = int(np.prod(dims))
+    return max(0.0, 2 * full / max(dims) - missing) * fabric.torus_link_cap * 2
 
 
 # --- summary figures --------------------------------------------------------------------------------
@@ -810,9 +839,8 @@ def network_summary(fabric: Fabric) -> dict:
         scale_out_bisection = min(scale_out_bisection, fabric.total_accelerators / 2 * fabric.out_raw)
     if scale_out_bisection is not None and fabric.bisection_cap is not None:
         scale_out_bisection = min(scale_out_bisection, fabric.bisection_cap)
-    if fabric.torus_dims:
-        k = max(fabric.torus_dims)
-        up_bisection = 2 * fabric.total_accelerators / k * fabric.torus_link_cap * 2
+    if fabric.torus_dims or fabric.torus_holes:
+        up_bisection = _torus_bisection(fabric)
     else:
         up_bisection = g / 2 * fabric.up_raw if g > 1 else 0.0
     levels = _switch_levels(fabric)

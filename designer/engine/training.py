@@ -291,8 +291,8 @@ def evaluate_plan(fabric: Fabric, model: dict, plan: dict, comms: _Comms | None 
     comms = comms or _Comms(fabric)
     shape = shape or _Shape(model)
     overlap = overlap or OVERLAP_DEFAULTS
-    N = fabric.total_accelerators
     tp, pp, vp, dp, cp, ep, mb = plan["tp"], plan["pp"], plan["vp"], plan["dp"], plan["cp"], plan["ep"], plan["mb"]
+    N = tp * pp * dp * cp  # the accelerators working: all of them, or fewer with the rest idle (`training`)
     B, s, h = model["global_batch"], shape.s, shape.h
     m = math.ceil(B / (dp * mb))
     streamed = streaming.model_for(_part_id(fabric))
@@ -470,9 +470,11 @@ def _divisors(n: int) -> list[int]:
     return sorted(set(small + [n // d for d in small]))
 
 
-def auto_plan(fabric: Fabric, model: dict, comms: _Comms | None = None, overlap: dict | None = None) -> dict | None:
-    """The fastest plan that fits: for each shape and ZeRO stage, the least recomputation that fits
-    (less recomputation and a lower stage are never slower)."""
+def auto_plan(fabric: Fabric, model: dict, comms: _Comms | None = None, overlap: dict | None = None,
+              candidates=None) -> dict | None:
+    """The fastest plan that fits: for each shape (`candidates`, or every shape `plan_candidates`
+    gives) and ZeRO stage, the least recomputation that fits (less recomputation and a lower stage
+    are never slower)."""
     comms = comms or _Comms(fabric)
     overlap = overlap or OVERLAP_DEFAULTS
     shape = _Shape(model)
@@ -484,7 +486,9 @@ def auto_plan(fabric: Fabric, model: dict, comms: _Comms | None = None, overlap:
     # Shapes in the order of a bound no step of theirs beats (compute without recomputation plus
     # its share of the bubble): once the bound reaches the best step found, no later shape can win.
     shapes = []
-    for index, plan in enumerate(plan_candidates(fabric.total_accelerators, fabric.domain_size, model)):
+    if candidates is None:
+        candidates = plan_candidates(fabric.total_accelerators, fabric.domain_size, model)
+    for index, plan in enumerate(candidates):
         m = math.ceil(B / (plan["dp"] * plan["mb"]))
         t_mb = _compute_mb(shape, plan, part, peak, 3.0, 0.0)
         shapes.append((m * t_mb + (plan["pp"] - 1) * t_mb / plan["vp"], index, plan, m))
@@ -508,9 +512,10 @@ def auto_plan(fabric: Fabric, model: dict, comms: _Comms | None = None, overlap:
     return evaluate_plan(fabric, model, best, comms, overlap=overlap, shape=shape) if best is not None else None
 
 
-def validate_plan(fabric: Fabric, model: dict, plan: dict) -> dict:
-    """A plan with its defaults filled in and dp worked out, or a PlanError saying what does not fit."""
-    N = fabric.total_accelerators
+def validate_plan(fabric: Fabric, model: dict, plan: dict, accelerators: int | None = None) -> dict:
+    """A plan with its defaults filled in and dp worked out, or a PlanError saying what does not fit.
+    `accelerators`: how many of the design's the plan runs on (the rest idle); None: all."""
+    N = accelerators or fabric.total_accelerators
     plan = {**PLAN_DEFAULTS, **{k: v for k, v in plan.items() if k != "auto"}}
     tp, pp, vp, cp, ep = plan["tp"], plan["pp"], plan["vp"], plan["cp"], plan["ep"]
     if plan.get("dp") is None:
@@ -565,7 +570,10 @@ def _untimed(fabric: Fabric, model: dict, plan, no_path: str) -> dict:
 
 def training(fabric: Fabric, spec: dict) -> tuple[dict, dict]:
     """The training section and the utilization it implies. `spec`: model (dict), plan (dict or
-    "auto"), overlap (dict, optional)."""
+    "auto"), overlap (dict, optional), accelerators (optional: a given plan runs on that many of the
+    design's accelerators and the rest stay idle, as a degraded job that dropped data-parallel
+    replicas does: failures.run_degraded; a plan marked `auto` then has its micro-batch, ZeRO stage
+    and recomputation chosen again)."""
     model = spec["model"]
     if fabric.rep is None:
         return {"fits": False, "why": "the design has no accelerators", "plan": None, "model": model.get("name")}, {}
@@ -599,8 +607,19 @@ def training(fabric: Fabric, spec: dict) -> tuple[dict, dict]:
                     {})
         chosen = best["plan"]
         searched = True
+    elif spec.get("accelerators") and plan.get("auto"):
+        # A job restarted on fewer accelerators keeps the layout a search chose; its replicas now
+        # run more micro-batches, so the micro-batch, ZeRO stage and recomputation are chosen again.
+        layout = validate_plan(fabric, model, plan, spec["accelerators"])
+        best = auto_plan(fabric, model, comms, overlap, [
+            {**layout, "mb": mb} for mb in (1, 2, 4, 8) if layout["dp"] * mb <= model["global_batch"]])
+        if best is None:
+            raise PlanError(f"the plan's layout on {spec['accelerators']:,} accelerators fits in no micro-batch, "
+                            "ZeRO stage or recomputation")
+        chosen = best["plan"]
+        searched = True
     else:
-        chosen = validate_plan(fabric, model, plan)
+        chosen = validate_plan(fabric, model, plan, spec.get("accelerators"))
         searched = False
     result = evaluate_plan(fabric, model, chosen, comms, detail=True, overlap=overlap)
     phases = result.pop("_phases", {})
