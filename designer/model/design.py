@@ -405,7 +405,7 @@ class Design:
     # --- rules --------------------------------------------------------------------------
     def _check_item(self, item: Item, replacing: Item | None = None) -> None:
         # Runs for every item added or changed (thousands in one Delete's undo or drag): the
-        # common case (an exact int count, float coordinates) is tested first, then the full rule.
+        # common case (an exact int count, int or float coordinates) is tested first, then the full rule.
         item_id, kind, count, name = item.id, item.kind, item.count, item.name
         if not _ID_PATTERN.fullmatch(item_id):
             raise DesignError(f"item id '{item_id}' must be 1–128 letters, digits, '-', '_', '.' or ':'")
@@ -422,7 +422,7 @@ class Design:
         if kind in HARDWARE_KINDS and not item.part:
             raise DesignError(f"item '{item_id}': a {kind} needs a catalogue part")
         for axis, value in (("x", item.x), ("y", item.y)):
-            if type(value) is float and abs(value) <= MAX_COORDINATE:
+            if (type(value) is float or type(value) is int) and abs(value) <= MAX_COORDINATE:
                 continue
             if (not isinstance(value, (int, float)) or isinstance(value, bool) or value != value
                     or abs(value) > MAX_COORDINATE):
