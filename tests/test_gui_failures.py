@@ -157,3 +157,25 @@ def test_one_leaf_of_one_unit_slows_the_allreduce_in_the_goodput_tab(superpod, q
     assert rows["Scale-out injection per accelerator (achieved) (GB/s)"][1:3] == ("48.5", "42.44")
     assert rows["Scale-out bisection (GB/s)"][1:3] == ("25,600", "24,000")
     assert rows["Accelerators in the job"][1:] == ("1,024", "1,024", "±0")
+
+
+def test_select_all_offers_fail_one_copy_only_where_a_group_replicates_and_restore_only_with_marks(make_window, qtbot):
+    """Select All on a flat design (no replicated group) offers Fail but not Fail One Copy; with a
+    mark it offers Restore too; on a design whose groups stand for several copies it offers Fail One
+    Copy."""
+    from helpers import flat_grid, mini_fat_tree
+
+    window = make_window(flat_grid(4, wrap=False, hosts=True))
+    window.act_select_all.trigger()
+    assert window.act_fail.isEnabled() and not window.act_fail_one.isEnabled()
+    assert not window.act_restore.isEnabled()
+    window.act_fail.trigger()
+    design = window.document.design
+    hosts = {i for i, item in design.items.items() if item.parent is None}
+    assert {e["target"] for e in design.settings["failures"]} == hosts | set(design.links)
+    window.act_select_all.trigger()
+    assert window.act_restore.isEnabled() and not window.act_fail.isEnabled()
+
+    replicated = make_window(mini_fat_tree())
+    replicated.act_select_all.trigger()
+    assert replicated.act_fail_one.isEnabled() and replicated.act_fail.isEnabled()

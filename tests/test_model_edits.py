@@ -17,7 +17,7 @@ from designer.model.design import Design, DesignError, Item, Link
 from designer.model.edits import (AddItem, AddLink, Edit, RemoveItem, RemoveLink, SetSetting, UpdateItem,
                                   UpdateLink)
 from designer.topologies import generate
-from helpers import mini_fat_tree
+from helpers import flat_grid, mini_fat_tree
 
 
 def state(design: Design):
@@ -183,6 +183,65 @@ def test_removing_many_top_level_items_is_one_pass_over_the_design_and_undoes_ex
     assert passes == [["spine2", "rack", "spine"]] * 2  # the edit and its redo: one pass each
     assert not design.items and not design.links
     assert edit.change().items_removed[-1] == "spine"
+
+
+class _CountedPasses(dict):
+    """An id → value table that counts the walks over all of it (a whole-design pass)."""
+
+    walks = 0
+
+    def __iter__(self):
+        _CountedPasses.walks += 1
+        return super().__iter__()
+
+    def keys(self):
+        _CountedPasses.walks += 1
+        return super().keys()
+
+    def values(self):
+        _CountedPasses.walks += 1
+        return super().values()
+
+    def items(self):
+        _CountedPasses.walks += 1
+        return super().items()
+
+
+def test_deleting_undoing_and_moving_a_thousand_items_makes_a_fixed_number_of_design_passes(monkeypatch):
+    """Counted operations, not time: deleting 1,024 hosts (4,096 chips, 8,192 links) with their
+    contents and links, undoing it and moving every host each walk the whole design a few times
+    (every walk over the item or link table, and every children index, counted); one walk per item
+    (a whole-design look per removal, per re-added item or per moved item) would make thousands."""
+    design = flat_grid(64, wrap=True, hosts=True)
+    design.items, design.links = _CountedPasses(design.items), _CountedPasses(design.links)
+    scans = []
+    for name in ("children_index", "children", "links_of"):  # each looks at every item or link
+        original = getattr(Design, name)
+        monkeypatch.setattr(Design, name, lambda self, *args, _original=original, _name=name:
+                            scans.append(_name) or _original(self, *args))
+    hosts = [i for i, item in design.items.items() if item.parent is None]
+    assert len(hosts) == 1024
+    before = state(design)
+
+    def passes(step) -> int:
+        start = _CountedPasses.walks + len(scans)
+        step()
+        return _CountedPasses.walks + len(scans) - start
+
+    every_item, every_link = list(design.items), list(design.links)  # Select All
+    delete = edits.remove(design, every_item, every_link)
+    assert passes(lambda: edits.remove(design, every_item, every_link)) <= 6
+    assert passes(lambda: delete.apply(design)) <= 6
+    assert not design.items and not design.links
+    assert passes(lambda: delete.inverse().apply(design)) <= 6
+    assert state(design) == before
+    positions = {h: (design.items[h].x + 5, design.items[h].y) for h in hosts}
+    move = edits.move(design, positions)
+    assert passes(lambda: edits.move(design, positions)) <= 6
+    assert passes(lambda: move.apply(design)) <= 6
+    assert len(move.ops) == 1024 and design.items[hosts[-1]].x == before[0][hosts[-1]].x + 5
+    assert passes(lambda: move.inverse().apply(design)) <= 6
+    assert state(design) == before
 
 
 # --- compound edits -----------------------------------------------------------------------------------

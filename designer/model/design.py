@@ -340,10 +340,14 @@ class Design:
         return item
 
     def update_item(self, item_id: str, **changes: Any) -> Item:
-        old = self.item(item_id)
-        new = replace(old, **changes)
+        return self.replace_item(replace(self.item(item_id), **changes))
+
+    def replace_item(self, new: Item) -> Item:
+        """Put `new` in the place of the item with its id (an edit that already holds the changed
+        value stores it as is, rather than rebuilding it field by field)."""
+        old = self.item(new.id)
         self._check_item(new, replacing=old)
-        self.items[item_id] = new
+        self.items[new.id] = new
         return new
 
     def remove_item(self, item_id: str) -> tuple[list[Item], list[Link]]:
@@ -357,25 +361,26 @@ class Design:
         deleting thousands of top-level items costs one look at every item and link, not one each."""
         for item_id in item_ids:
             self.item(item_id)
+        items, links = self.items, self.links
         index = self.children_index()
         removed: list[tuple[list[Item], list[Link]]] = []
         root_of: dict[str, int] = {}
         for k, item_id in enumerate(item_ids):
-            doomed = [self.items[item_id]] + self.descendants(item_id, index)
+            doomed = [items[item_id], *self.descendants(item_id, index)]
             removed.append((doomed, []))
-            for item in doomed:
-                root_of[item.id] = k
-        for link in self.links.values():
+            root_of.update(dict.fromkeys([item.id for item in doomed], k))
+        root = root_of.get
+        for link in links.values():
             # A link between two removed items goes with the first removed, as one by one.
-            ka, kb = root_of.get(link.a), root_of.get(link.b)
-            k = kb if ka is None else ka if kb is None else min(ka, kb)
-            if k is not None:
-                removed[k][1].append(link)
-        for doomed, links in removed:
-            for link in links:
-                del self.links[link.id]
+            ka, kb = root(link.a), root(link.b)
+            if ka is None and kb is None:
+                continue
+            removed[kb if ka is None else ka if kb is None or ka < kb else kb][1].append(link)
+        for doomed, taken in removed:
+            for link in taken:
+                del links[link.id]
             for item in doomed:
-                del self.items[item.id]
+                del items[item.id]
         return removed
 
     def add_link(self, link: Link) -> Link:
@@ -402,44 +407,46 @@ class Design:
 
     # --- rules --------------------------------------------------------------------------
     def _check_item(self, item: Item, replacing: Item | None = None) -> None:
-        if not _ID_PATTERN.fullmatch(item.id):
-            raise DesignError(f"item id '{item.id}' must be 1–128 letters, digits, '-', '_', '.' or ':'")
-        if item.kind not in ITEM_KINDS:
-            raise DesignError(f"item '{item.id}': unknown kind '{item.kind}'; expected one of {', '.join(ITEM_KINDS)}")
-        if isinstance(item.count, bool) or not isinstance(item.count, int) or item.count < 1:
-            raise DesignError(f"item '{item.id}': count must be a whole number of at least 1, got {item.count!r}")
-        if item.count > 1 and item.kind != "group":
-            raise DesignError(f"item '{item.id}': only a group may have a count above 1 (wrap it in a group)")
-        if item.count > MAX_GROUP_COUNT:
-            raise DesignError(f"item '{item.id}': count {item.count:,} is above the limit of {MAX_GROUP_COUNT:,}")
-        if not isinstance(item.name, str) or len(item.name) > MAX_NAME_CHARS or _CONTROL.search(item.name):
-            raise DesignError(f"item '{item.id}': a name is printable text of at most {MAX_NAME_CHARS} characters")
-        if item.kind in HARDWARE_KINDS and not item.part:
-            raise DesignError(f"item '{item.id}': a {item.kind} needs a catalogue part")
-        for axis in ("x", "y"):
-            value = getattr(item, axis)
+        # Runs for every item added or changed (thousands in one Delete's undo or drag): the
+        # common case (an exact int count, int or float coordinates) is tested first, then the full rule.
+        item_id, kind, count, name = item.id, item.kind, item.count, item.name
+        if not _ID_PATTERN.fullmatch(item_id):
+            raise DesignError(f"item id '{item_id}' must be 1–128 letters, digits, '-', '_', '.' or ':'")
+        if kind not in ITEM_KINDS:
+            raise DesignError(f"item '{item_id}': unknown kind '{kind}'; expected one of {', '.join(ITEM_KINDS)}")
+        if type(count) is not int and (isinstance(count, bool) or not isinstance(count, int)) or count < 1:
+            raise DesignError(f"item '{item_id}': count must be a whole number of at least 1, got {count!r}")
+        if count > 1 and kind != "group":
+            raise DesignError(f"item '{item_id}': only a group may have a count above 1 (wrap it in a group)")
+        if count > MAX_GROUP_COUNT:
+            raise DesignError(f"item '{item_id}': count {count:,} is above the limit of {MAX_GROUP_COUNT:,}")
+        if not isinstance(name, str) or len(name) > MAX_NAME_CHARS or _CONTROL.search(name):
+            raise DesignError(f"item '{item_id}': a name is printable text of at most {MAX_NAME_CHARS} characters")
+        if kind in HARDWARE_KINDS and not item.part:
+            raise DesignError(f"item '{item_id}': a {kind} needs a catalogue part")
+        for axis, value in (("x", item.x), ("y", item.y)):
+            if (type(value) is float or type(value) is int) and abs(value) <= MAX_COORDINATE:
+                continue
             if (not isinstance(value, (int, float)) or isinstance(value, bool) or value != value
                     or abs(value) > MAX_COORDINATE):
-                raise DesignError(f"item '{item.id}': {axis} must be a finite number")
-        if item.parent is not None:
-            parent = self.items.get(item.parent)
-            if parent is None:
-                raise DesignError(f"item '{item.id}': parent '{item.parent}' does not exist")
-            if parent.kind not in ALLOWED_PARENTS[item.kind]:
-                raise DesignError(f"item '{item.id}': a {item.kind} cannot be placed inside a {parent.kind}")
-            if replacing is not None:
-                ancestor: str | None = item.parent
-                while ancestor is not None:
-                    if ancestor == item.id:
-                        raise DesignError(f"item '{item.id}' cannot be placed inside itself")
-                    ancestor = self.items[ancestor].parent
-        copies = item.count
+                raise DesignError(f"item '{item_id}': {axis} must be a finite number")
+        items = self.items
+        copies = count
         ancestor = item.parent
+        if ancestor is not None:
+            parent = items.get(ancestor)
+            if parent is None:
+                raise DesignError(f"item '{item_id}': parent '{ancestor}' does not exist")
+            if parent.kind not in ALLOWED_PARENTS[kind]:
+                raise DesignError(f"item '{item_id}': a {kind} cannot be placed inside a {parent.kind}")
         while ancestor is not None:
-            copies *= self.items[ancestor].count
-            ancestor = self.items[ancestor].parent
+            if ancestor == item_id:  # only an item being replaced is in the design already
+                raise DesignError(f"item '{item_id}' cannot be placed inside itself")
+            parent = items[ancestor]
+            copies *= parent.count
+            ancestor = parent.parent
         if copies > MAX_TOTAL_COPIES:
-            raise DesignError(f"item '{item.id}': its groups make {copies:,} copies, above the limit of "
+            raise DesignError(f"item '{item_id}': its groups make {copies:,} copies, above the limit of "
                               f"{MAX_TOTAL_COPIES:,}")
         if replacing is not None and item.count != replacing.count:
             for child in self.descendants(item.id):
@@ -450,25 +457,28 @@ class Design:
     def _check_link(self, link: Link, previous: Link | None = None) -> None:
         """`previous`: the link being edited. A match that stopped holding (lint says so) does not
         block edits of its other fields."""
-        if not _ID_PATTERN.fullmatch(link.id):
-            raise DesignError(f"link id '{link.id}' must be 1–128 letters, digits, '-', '_', '.' or ':'")
-        for end in (link.a, link.b):
-            if end not in self.items:
-                raise DesignError(f"link '{link.id}': end '{end}' does not exist")
-        if link.a == link.b:
-            raise DesignError(f"link '{link.id}' connects '{link.a}' to itself")
-        for end in (link.a, link.b):
-            if self.items[end].kind == "group":
-                raise DesignError(f"link '{link.id}': a link joins hardware, not the group '{end}'")
-        if isinstance(link.lanes, bool) or not isinstance(link.lanes, int) or not 1 <= link.lanes <= MAX_LANES:
-            raise DesignError(f"link '{link.id}': lanes must be a whole number from 1 to {MAX_LANES}, got "
-                              f"{link.lanes!r}")
-        if not isinstance(link.medium, str) or not link.medium:
-            raise DesignError(f"link '{link.id}': a link needs a medium")
+        link_id, a, b, lanes, medium = link.id, link.a, link.b, link.lanes, link.medium
+        if not _ID_PATTERN.fullmatch(link_id):
+            raise DesignError(f"link id '{link_id}' must be 1–128 letters, digits, '-', '_', '.' or ':'")
+        end_a, end_b = self.items.get(a), self.items.get(b)
+        if end_a is None or end_b is None:
+            raise DesignError(f"link '{link_id}': end '{a if end_a is None else b}' does not exist")
+        if a == b:
+            raise DesignError(f"link '{link_id}' connects '{a}' to itself")
+        if end_a.kind == "group" or end_b.kind == "group":
+            raise DesignError(f"link '{link_id}': a link joins hardware, not the group "
+                              f"'{a if end_a.kind == 'group' else b}'")
+        if type(lanes) is not int and (isinstance(lanes, bool) or not isinstance(lanes, int)) \
+                or not 1 <= lanes <= MAX_LANES:
+            raise DesignError(f"link '{link_id}': lanes must be a whole number from 1 to {MAX_LANES}, got {lanes!r}")
+        if not isinstance(medium, str) or not medium:
+            raise DesignError(f"link '{link_id}': a link needs a medium")
+        if link.match is None:
+            return
         problem = self.match_problem(link) if previous is None or (previous.match, previous.a, previous.b) != \
-            (link.match, link.a, link.b) else None
+            (link.match, a, b) else None
         if problem:
-            raise DesignError(f"link '{link.id}': {problem}")
+            raise DesignError(f"link '{link_id}': {problem}")
 
     # --- flat view ------------------------------------------------------------------------
     def expand(self, limit: int = DEFAULT_EXPAND_LIMIT) -> nx.MultiGraph:

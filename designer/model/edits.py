@@ -16,6 +16,7 @@ changes.
 from __future__ import annotations
 
 import copy
+import operator
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 from collections.abc import Iterable
@@ -25,7 +26,6 @@ from designer.model.catalog import Catalog, Part
 from designer.model.design import Design, Item, Link
 from designer.model.errors import DesignError
 
-_ITEM_FIELDS = tuple(f.name for f in fields(Item) if f.name != "id")
 _LINK_FIELDS = tuple(f.name for f in fields(Link) if f.name != "id")
 
 
@@ -45,6 +45,23 @@ class Change:
 
 def _stale(what: str) -> DesignError:
     return DesignError(f"{what} changed since this edit was made")
+
+
+def _holds(values: dict, value: Item | Link) -> bool:
+    """Whether the design holds this very value under its id (the same object, mostly: an edit
+    records what it takes out of the design, so a big edit's checks rarely compare field by field)."""
+    held = values.get(value.id)
+    return held is value or held == value
+
+
+def _same_values(expected: Iterable[Item | Link], found: Iterable[Item | Link]) -> bool:
+    """The same items (or links) in any order. Ids are unique in a design, so comparing by id
+    matches comparing sets of values, without hashing every field of every value."""
+    expected, found = list(expected), list(found)
+    if len(found) == len(expected) and all(map(operator.is_, expected, found)):
+        return True  # as recorded, in the same order: the common case, checked without a look at any field
+    by_id = {value.id: value for value in expected}
+    return len(found) == len(by_id) and all(_holds(by_id, value) for value in found)
 
 
 # --- operations ----------------------------------------------------------------------------------
@@ -90,12 +107,16 @@ class RemoveItem:
     links: tuple[Link, ...] = ()
 
     def apply(self, design: Design) -> None:
-        if design.items.get(self.item.id) != self.item:
+        if not _holds(design.items, self.item):
             raise _stale(f"item '{self.item.id}'")
         items, links = design.remove_item(self.item.id)
-        if set(items) != {self.item, *self.contents} or set(links) != set(self.links):
+        if not self.took(items, links):
             AddItem(items[0], tuple(items[1:]), tuple(links)).apply(design)
             raise _stale(f"the contents of item '{self.item.id}'")
+
+    def took(self, items: list[Item], links: list[Link]) -> bool:
+        """Whether the model removed exactly what this removal recorded (in any order)."""
+        return _same_values([self.item, *self.contents], items) and _same_values(self.links, links)
 
     def inverse(self) -> AddItem:
         return AddItem(self.item, self.contents, self.links)
@@ -114,11 +135,11 @@ class RemoveItems:
 
     def apply(self, design: Design) -> None:
         for removal in self.removals:
-            if design.items.get(removal.item.id) != removal.item:
+            if not _holds(design.items, removal.item):
                 raise _stale(f"item '{removal.item.id}'")
         removed = design.remove_items([removal.item.id for removal in self.removals])
         for removal, (items, links) in zip(self.removals, removed):
-            if set(items) != {removal.item, *removal.contents} or set(links) != set(removal.links):
+            if not removal.took(items, links):
                 AddItems(tuple(AddItem(items[0], tuple(items[1:]), tuple(links))
                                for items, links in removed)).apply(design)
                 raise _stale(f"the contents of item '{removal.item.id}'")
@@ -164,9 +185,9 @@ class UpdateItem:
     def apply(self, design: Design) -> None:
         if self.old.id != self.new.id:
             raise DesignError(f"item '{self.old.id}' cannot change its id")
-        if design.items.get(self.old.id) != self.old:
+        if not _holds(design.items, self.old):
             raise _stale(f"item '{self.old.id}'")
-        design.update_item(self.new.id, **{name: getattr(self.new, name) for name in _ITEM_FIELDS})
+        design.replace_item(self.new)
 
     def inverse(self) -> UpdateItem:
         return UpdateItem(self.new, self.old)
@@ -300,12 +321,18 @@ class _Draft:
 
     def remove_items(self, item_ids: list[str]) -> None:
         """Removal of several items (none inside another) as the model cascades it, in one pass."""
+        removal = self.removal(item_ids)
+        if removal is not None:
+            self.ops.append(removal)
+
+    def removal(self, item_ids: list[str]) -> RemoveItem | RemoveItems | None:
+        """The operation removing these items (none inside another) as the model cascades it, made
+        by removing them from the scratch copy in one pass; the caller adds it to the edit."""
         removals = tuple(RemoveItem(items[0], tuple(items[1:]), tuple(links))
                          for items, links in self.design.remove_items(item_ids))
-        if len(removals) == 1:
-            self.ops.append(removals[0])
-        elif removals:
-            self.ops.append(RemoveItems(removals))
+        if len(removals) > 1:
+            return RemoveItems(removals)
+        return removals[0] if removals else None
 
     def edit(self, text: str) -> Edit:
         return Edit(tuple(self.ops), text)
@@ -336,14 +363,13 @@ def remove(design: Design, item_ids: Iterable[str], link_ids: Iterable[str] = ()
     edit whatever the order of the ids: only the outermost chosen items are removed (each takes its
     contents along). Unknown ids are passed over."""
     draft = _Draft(design)
-    roots = outermost(design, item_ids)
-    index = design.children_index()
-    doomed = {*roots, *(d.id for r in roots for d in design.descendants(r, index))}
+    removal = draft.removal(outermost(design, item_ids))  # one pass; the links go first in the edit
     for link_id in dict.fromkeys(link_ids):
         link = draft.design.links.get(link_id)
-        if link is not None and link.a not in doomed and link.b not in doomed:  # else it goes with its end
+        if link is not None:  # else it went with an end
             draft.add(RemoveLink(link))
-    draft.remove_items(roots)
+    if removal is not None:
+        draft.ops.append(removal)
     return draft.edit(text)
 
 

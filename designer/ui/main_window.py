@@ -378,12 +378,21 @@ class MainWindow(QMainWindow):
             self.view.addAction(action)
 
     def _update_failure_actions(self, items: list[str], links: list[str]) -> None:
+        # Select All on a big design chooses tens of thousands of ids: each answer takes the
+        # shortest look that settles it. Without marks every chosen item or link can fail (the
+        # outermost chosen items are never none) and nothing can be restored. One copy can fail
+        # only inside a replicated group: for a selection of many items, one look over the design
+        # for such a group (big flat designs have none) is cheaper than a walk up from each item.
         design = self.document.design
         marked = failed_targets(design)
-        chosen = list(edits.outermost(design, items)) + links
-        self.act_fail.setEnabled(any(i not in marked for i in chosen))
-        self.act_fail_one.setEnabled(any(i not in marked and design.multiplicity(i) > 1 for i in items))
-        self.act_restore.setEnabled(any(i in marked for i in items + links))
+        if marked:
+            fail = any(i not in marked for i in links) or any(i not in marked for i in edits.outermost(design, items))
+        else:
+            fail = bool(items or links)
+        replicated = len(items) * 4 < len(design.items) or any(item.count > 1 for item in design.items.values())
+        self.act_fail.setEnabled(fail)
+        self.act_fail_one.setEnabled(replicated and any(i not in marked and design.multiplicity(i) > 1 for i in items))
+        self.act_restore.setEnabled(not (marked.isdisjoint(items) and marked.isdisjoint(links)))
 
     def mark_failed(self, copies: int | None) -> None:
         design = self.document.design
