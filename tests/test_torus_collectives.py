@@ -10,7 +10,7 @@ half the bandwidth)."""
 import pytest
 
 from designer.engine.collectives import TorusRing, applicable, collective_rows, time_collective, torus_rings
-from designer.engine.network import build_fabric
+from designer.engine.network import build_fabric, network_summary
 from designer.model.catalog import default_catalog
 from designer.topologies import generate
 
@@ -145,3 +145,24 @@ def test_all_to_all_over_several_pods_keeps_the_ring_formula():
                                    pods=2), catalog)
     assert applicable(fabric, "alltoall", 1024) == ["ring"]
     assert applicable(fabric, "alltoall", 512) == ["torus"]
+
+
+def test_an_open_mesh_has_lines_not_rings_and_half_the_bisection():
+    """The torus template with wrap=0 (one block: Dojo's tiles) draws an open 4×4×4 mesh: a line of
+    4 chips has no link back from its last chip to its first, so a reduce-scatter along it runs
+    over one direction of each link (23.44 × 0.795 = 18.6348 GB/s per chip), half a ring's, and one
+    plane cuts the mesh in two where a torus needs two.
+
+    1 GiB over all 64 chips, Simple: 63/64 S = 1,056,964,608 bytes over 18.6348 GB/s = 56.7197 ms
+    plus the same 98.4 µs of latency as on the torus: 56.8181 ms (the torus: 28.4582 ms).
+    Bisection: 64 / 4 = 16 links across one plane, both directions: 16 × 23.44 × 2 = 750.08 GB/s
+    (the torus: 1,500.16)."""
+    catalog = default_catalog()
+    mesh = build_fabric(generate("torus", catalog, dims="4x4x4", wrap=0), catalog)
+    assert mesh.torus_open and all(not ring.closed for ring in torus_rings(mesh, 64))
+    time = time_collective(mesh, "reduce-scatter", "torus", 64, [G])
+    assert float(time.time[0]) == pytest.approx(56.8181e-3, rel=1e-5)
+    torus = build_fabric(generate("torus", catalog, dims="4x4x4"), catalog)
+    assert not torus.torus_open
+    assert network_summary(mesh)["tiers"]["scale-up"]["bisection_gb_per_s"] == pytest.approx(750.08)
+    assert network_summary(torus)["tiers"]["scale-up"]["bisection_gb_per_s"] == pytest.approx(1500.16)

@@ -207,7 +207,7 @@ def torus_rings(fabric: Fabric, n: int, stride: int = 1) -> tuple[TorusRing, ...
         return ()
     best, best_cost = (), None
     for order in dict.fromkeys(itertools.permutations(dims)):  # the drawn order first, kept on a tie
-        rings = _rings_in_order(order, in_pod, stride)
+        rings = _rings_in_order(order, in_pod, stride, closed=not fabric.torus_open)
         if rings is None:
             continue
         rings = tuple(sorted(rings, key=lambda ring: -ring.share))  # the widest ring while the message is whole
@@ -221,9 +221,10 @@ def torus_rings(fabric: Fabric, n: int, stride: int = 1) -> tuple[TorusRing, ...
     return best
 
 
-def _rings_in_order(order: tuple, members: int, stride: int) -> list[TorusRing] | None:
+def _rings_in_order(order: tuple, members: int, stride: int, closed: bool = True) -> list[TorusRing] | None:
     """The rings of `members` ranks, `stride` chips apart in rank order, when ranks fill the
-    dimensions in `order`; None when the members do not sit evenly along them."""
+    dimensions in `order`; None when the members do not sit evenly along them. `closed`: whole
+    dimensions wrap around (a torus); on an open mesh they are segments too."""
     rings = []
     for k in order:
         if members == 1:
@@ -239,7 +240,7 @@ def _rings_in_order(order: tuple, members: int, stride: int) -> list[TorusRing] 
         if members >= room:
             if members % room:
                 return None
-            rings.append(TorusRing(room, stride, True))
+            rings.append(TorusRing(room, stride, closed))
             members //= room
         else:
             if room % members:

@@ -123,6 +123,9 @@ class Fabric:
     # A torus drawn from the template with chips missing from its domain (failed or removed):
     # (the template's dims, chips missing). No dimension-wise algorithm runs on it (`_torus`).
     torus_holes: tuple | None = None
+    # An open mesh (the torus template's wrap=0 with one block, as Dojo's tiles): its lines end
+    # at the edges, so they are segments, not rings, and one plane cuts it in two, not two.
+    torus_open: bool = False
     rails: int = 1  # above 1: a server's NICs reach separate fabrics joined only over scale-up links
     bisection_cap: float | None = None  # a limit the boundaries do not show (a dragonfly's, engine.shapes)
     # ((link indices, raw GB/s), ...): scale-up links between the representative server's switches,
@@ -686,6 +689,10 @@ def _torus(fabric: Fabric) -> None:
         return
     dims = tuple(int(d) for d in dims_text.lower().split("x"))  # "16x16x16", as the design schema allows
     full = int(np.prod(dims))
+    params = template.get("params", {})
+    block = tuple(int(d) for d in (params.get("block") or dims_text).lower().split("x"))
+    # Several blocks meet through circuit switches, which close every line into a ring.
+    open_mesh = block == dims and not params.get("wrap", 1)
     # One torus, or several (pods) joined by the scale-out network: the torus is the scale-up domain.
     if full in (fabric.total_accelerators, fabric.domain_size):
         fabric.torus_dims = tuple(d for d in dims if d > 1)
@@ -693,6 +700,7 @@ def _torus(fabric: Fabric) -> None:
         fabric.torus_holes = (dims, full - fabric.domain_size)
     else:
         return
+    fabric.torus_open = open_mesh
     fabric.torus_links = tuple(l.index for l in fabric.links if l.tier == SCALE_UP)
     caps = [fabric.links[i].cap for i in fabric.up_links]
     fabric.torus_link_cap = min(caps) if caps else 0.0
@@ -706,12 +714,14 @@ def _torus_bisection(fabric: Fabric) -> float:
     and the worst cut puts every hole beside it. Exact for a hole within one plane (a failed
     host's line of chips); below the true cut where holes spread over many planes (a host failed
     in every block: 256 of 4,096 chips missing, 2 × 256 − 256 = 256 links against the 384 of the
-    worst balanced cut through the holes), never above it: removing chips never raises a cut."""
+    worst balanced cut through the holes), never above it: removing chips never raises a cut.
+    An open mesh has no wrap-around links, so one plane halves it: half a torus's bisection."""
+    planes = 1 if fabric.torus_open else 2
     if fabric.torus_holes is None:
-        return 2 * fabric.total_accelerators / max(fabric.torus_dims) * fabric.torus_link_cap * 2
+        return planes * fabric.total_accelerators / max(fabric.torus_dims) * fabric.torus_link_cap * 2
     dims, missing = fabric.torus_holes
     full = int(np.prod(dims))
-    return max(0.0, 2 * full / max(dims) - missing) * fabric.torus_link_cap * 2
+    return max(0.0, planes * full / max(dims) - missing) * fabric.torus_link_cap * 2
 
 
 # --- summary figures --------------------------------------------------------------------------------
