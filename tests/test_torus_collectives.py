@@ -33,9 +33,9 @@ def test_whole_torus_1_gib(torus, op):
     Total 28.4582 ms. The 1-D ring over all 64 chips pays 63 × 10 µs + 8.4 µs = 638.4 µs of
     latency for the same bytes: 28.9982 ms."""
     assert "torus" in applicable(torus, op, 64)
-    torus_time = time_collective(torus, op, "torus", 64, [G])
-    assert len(torus_time.phases) == 3
-    assert float(torus_time.time[0]) == pytest.approx(28.4582e-3, rel=1e-5)
+    on_torus = time_collective(torus, op, "torus", 64, [G])
+    assert len(on_torus.phases) == 3
+    assert float(on_torus.time[0]) == pytest.approx(28.4582e-3, rel=1e-5)
     assert float(time_collective(torus, op, "ring", 64, [G]).time[0]) == pytest.approx(28.9982e-3, rel=1e-5)
 
 
@@ -160,8 +160,8 @@ def test_an_open_mesh_has_lines_not_rings_and_half_the_bisection():
     catalog = default_catalog()
     mesh = build_fabric(generate("torus", catalog, dims="4x4x4", wrap=0), catalog)
     assert mesh.torus_open and all(not ring.closed for ring in torus_rings(mesh, 64))
-    time = time_collective(mesh, "reduce-scatter", "torus", 64, [G])
-    assert float(time.time[0]) == pytest.approx(56.8181e-3, rel=1e-5)
+    on_mesh = time_collective(mesh, "reduce-scatter", "torus", 64, [G])
+    assert float(on_mesh.time[0]) == pytest.approx(56.8181e-3, rel=1e-5)
     torus = build_fabric(generate("torus", catalog, dims="4x4x4"), catalog)
     assert not torus.torus_open
     assert network_summary(mesh)["tiers"]["scale-up"]["bisection_gb_per_s"] == pytest.approx(750.08)
