@@ -14,6 +14,7 @@ import pytest
 from designer.engine import evaluate
 from designer.io.files import load_design
 from designer.model import load_catalog
+from designer.model.lint import ports_used
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES_DIR = ROOT / "resources" / "examples"
@@ -291,6 +292,24 @@ def test_build_script_regenerates_the_files_byte_for_byte(tmp_path, capsys):
         name = f"{example_id}.cluster.json"
         assert (tmp_path / name).read_bytes() == (EXAMPLES_DIR / name).read_bytes(), \
             f"{name} is out of date: run build_examples.py"
+
+
+def test_the_p5_efa_fabric_puts_each_100g_link_on_one_port_of_the_sn5600_split_256_ways(catalog):
+    design, result = _evaluated("aws-p5-ultracluster", catalog)
+    scale_out = result["network"]["tiers"]["scale-out"]
+    # 25 units of 100 servers, 32 rails: 800 leaves (100 down, 100 up), 25 spines per unit, 25
+    # core groups of 16; not one of them the 128 × 400G split.
+    assert result["inventory"]["switch_models"] == {"sn5600-200g": 800 + 625 + 400, "nvswitch-gen3": 10_000}
+    assert [(tier["name"], tier["switches"]) for tier in scale_out["oversubscription"]] == [
+        ("leaf", 800), ("spine", 625), ("core", 400)]
+    # Still non-blocking: the split ports carry every 100G link, so half of the 80,000 links'
+    # 12.5 GB/s crosses the middle and leaf and spine are 1:1.
+    assert scale_out["bisection_gb_per_s"] == 80_000 * 12.5 / 2
+    assert [tier["oversubscription"] for tier in scale_out["oversubscription"][:2]] == [1.0, 1.0]
+    for item in design.items.values():
+        if item.part == "sn5600-200g":
+            assert ports_used(design, item.id, catalog) <= 256, item.id
+    assert ports_used(design, "su.leaf0", catalog) == 200 and ports_used(design, "su.spine0", catalog) == 256
 
 
 # --- generator features the examples rely on ---------------------------------------------------

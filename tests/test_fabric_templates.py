@@ -14,6 +14,7 @@ from designer.engine.network import SCALE_UP, build_fabric
 from designer.engine.shapes import classify
 from designer.engine.training import plan_candidates
 from designer.model import lint, load_catalog
+from designer.model.catalog import Catalog
 from designer.topologies import TopologyError, generate
 
 NEW_TEMPLATES = ("dragonfly", "rail-only", "multi-plane", "nvl72")
@@ -88,10 +89,11 @@ def test_rail_only_size_boundary(catalog):
 
 
 def test_multi_plane_size_boundary(catalog):
-    # 128-port switches, 8 rails: a plane's spine reaches every leaf, so 128 / 8 = 16 units of 64.
-    most = 128 // 8 * 64
+    # 256-port switches (the SN5600 split 256 × 200G, one port per 200G plane port), 8 rails: a
+    # plane's spine reaches every leaf, so 256 / 8 = 32 units of 128.
+    most = 256 // 8 * 128
     assert errors(generate("multi-plane", catalog, nodes=most), catalog) == []
-    with pytest.raises(TopologyError, match="1,024 servers is the most a two-tier plane .* needs 1,025"):
+    with pytest.raises(TopologyError, match="4,096 servers is the most a two-tier plane .* needs 4,097"):
         generate("multi-plane", catalog, nodes=most + 1)
 
 
@@ -289,7 +291,7 @@ def test_naming_a_nic_picks_a_switch_of_its_medium_and_speed_in_every_template(c
 
 @pytest.mark.parametrize("template,defaults", [
     ("rail-only", ("dgx-h100", "qm9700")),
-    ("multi-plane", ("dgx-h100", "sn5600-400g")),
+    ("multi-plane", ("dgx-h100", "sn5600-200g")),  # cx7-2x200gbe: one 200G port for each plane port
     ("nvl72", ("gb200-nvl72", "sn5600-400g")),
     ("dragonfly", ("mi250x-node", "slingshot-rosetta")),
 ])
@@ -299,7 +301,7 @@ def test_each_template_keeps_its_own_parts_when_none_is_named(catalog, template,
 
 @pytest.mark.parametrize("template,gpu,platform,switch", [
     ("rail-only", "a100-sxm-80gb", "dgx-a100", "qm8700"),  # DGX A100 → its ConnectX-6 HDR → QM8700
-    ("multi-plane", "h200-sxm", "hgx-h200", "sn5600-400g"),
+    ("multi-plane", "h200-sxm", "hgx-h200", "sn5600-200g"),
     ("nvl72", "gb200", "gb200-nvl72", "sn5600-400g"),
     ("dragonfly", "h100-sxm", "dgx-h100", "slingshot-rosetta"),
 ])
@@ -309,12 +311,13 @@ def test_naming_a_gpu_picks_a_platform_that_carries_it(catalog, template, gpu, p
     assert errors(design, catalog) == []
 
 
-@pytest.mark.parametrize("template", ["rail-only", "multi-plane", "nvl72", "dragonfly"])
+@pytest.mark.parametrize("template", ["rail-fat-tree", "fat-tree", "rail-only", "multi-plane", "nvl72", "dragonfly"])
 def test_no_fitting_switch_is_one_clear_refusal(catalog, template):
-    message = ("no switch in the catalogue has 100 Gb/s ports of efa or eth-100g (the network of 'efa-v2'); "
-               "set parameter 'switch'")
+    without_100g = Catalog(p for p in catalog if not (p.kind == "switch" and "eth-100g" in p.media))
+    message = ("no switch in the catalogue has ports of 100 Gb/s or faster for efa or eth-100g (the network of "
+               "'efa-v2'); set parameter 'switch'")
     with pytest.raises(TopologyError, match=f"^{template}: " + re.escape(message)):
-        generate(template, catalog, nodes=2, nic="efa-v2")
+        generate(template, without_100g, nodes=2, nic="efa-v2")
 
 
 def test_rail_only_with_a_named_ethernet_nic_builds_and_evaluates(catalog):

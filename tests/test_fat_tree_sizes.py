@@ -179,14 +179,26 @@ def test_naming_a_nic_picks_a_switch_of_its_medium_and_speed(catalog):
     assert template_params(generate("rail-fat-tree", catalog, platform="hgx-h800"))["switch"] == "sn5600-400g"
 
 
+def test_a_100g_link_takes_one_of_the_256_ports_of_the_sn5600_split_four_ways(catalog):
+    # A 100 GbE EFA card goes to the slowest ports that carry it: the SN5600 as 256 × 200G. A unit
+    # of 128 servers fills a leaf, 128 links down and 128 up: one port each, all 256 of them.
+    design = generate("rail-fat-tree", catalog, platform="hgx-h100", nic="efa-v2", nics_per_node=8, nodes=128)
+    assert template_params(design)["switch"] == "sn5600-200g"
+    check_design(design, catalog, 128)
+    assert ports_used(design, "su.leaf0", catalog) == catalog["sn5600-200g"].number("ports") == 256
+    assert evaluate(design, catalog).network.scale_out.bisection_gb_per_s == 128 * 8 * 12.5 / 2
+    # The same switch split 128 × 400G has half the ports for the same 100G links.
+    with pytest.raises(TopologyError, match="a leaf needs 128 downlinks \\+ 128 uplinks but has 128 ports"):
+        generate("rail-fat-tree", catalog, platform="hgx-h100", nic="efa-v2", nics_per_node=8, nodes=128,
+                 nodes_per_su=128, switch="sn5600-400g")
+
+
 def test_the_defaults_without_parts_named_are_dgx_h100_on_qm9700(catalog):
     params = template_params(generate("fat-tree", catalog))
     assert (params["platform"], params["switch"]) == ("dgx-h100", "qm9700")
 
 
 @pytest.mark.parametrize("params,message", [
-    ({"nic": "efa-v2"}, re.escape("no switch in the catalogue has 100 Gb/s ports of efa or eth-100g (the network of "
-                                  "'efa-v2'); set parameter 'switch'")),
     ({"gpu": "tpu-v4"}, re.escape("platform 'tpu-v4-host' has no default NIC; set parameter 'nic' (the switch "
                                   "follows from it)")),
     ({"switch": "sn5600-400g"}, "NVIDIA ConnectX-7 NDR .* share no link medium .*; NICs it takes: .*cx7-400gbe.* "

@@ -169,7 +169,7 @@ _register("dragonfly", "groups of switches joined all to all, every two groups j
            Param("nics_per_node", int, None, "NICs per server (default: the platform's, or its NIC slots when it "
                  "names none)", minimum=0, maximum=64),
            Param("switch", str, None, "dragonfly switch part (default: one with the medium and port speed of 'nic', "
-                 "the most ports first)", part_kind="switch"),
+                 "else the slowest faster ports; the most ports first)", part_kind="switch"),
            Param("nodes_per_switch", int, 0, "servers per switch (0: a quarter of the switch's ports ÷ NICs per "
                  "server)", minimum=0, maximum=4096),
            Param("switches_per_group", int, 0, "switches per group (0: half the switch's ports)", minimum=0,

@@ -31,7 +31,8 @@ _SWITCH = Param("switch", str, "qm9700", "scale-out switch part", part_kind="swi
 _PLATFORM_FOR_GPU = Param("platform", str, None, "server platform part (default: the first that carries 'gpu'; "
                           "without 'gpu', dgx-h100)", part_kind="server")
 _SWITCH_FOR_NIC = Param("switch", str, None, "scale-out switch part (default: one with the medium and port speed of "
-                        "'nic' or the platform's NIC, the most ports first)", part_kind="switch")
+                        "'nic' or the platform's NIC, else the slowest faster ports; the most ports first)",
+                        part_kind="switch")
 _FABRIC_NODES = Param("nodes", int, 4, "number of servers: any up to what the switches join (non-blocking: k/2 NIC "
                       "ports per leaf, k²/2 in two tiers, k³/4 in three; a partial last unit takes the rest)",
                       minimum=1, maximum=1_000_000)

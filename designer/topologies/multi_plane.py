@@ -24,13 +24,8 @@ from designer.topologies.sizing import follow_parts
 from designer.topologies.rail_only import leaf_split, spine_tier, units
 
 
-# The template's NIC and switch: a 400G port of the SN5600 takes each 200G plane port; the rule
-# (a switch at the NIC's own port speed) would pick a Slingshot switch for it.
-_PAIRED = ("cx7-2x200gbe", "sn5600-400g")
-
-
 def _build_multi_plane(p: dict, catalog: Catalog) -> Design:
-    follow_parts(p, catalog, paired=_PAIRED)
+    follow_parts(p, catalog)
     gpu, gpus, nic, nics = _platform_values(p, catalog)
     if not nics:
         raise TopologyError("multi-plane: parameter 'nics_per_node' must be at least 1")
@@ -76,6 +71,6 @@ _register("multi-plane", "each NIC port on its own plane, an independent two-tie
           [_PLATFORM_FOR_GPU, _GPU, Param("nodes", int, 32, "number of servers", minimum=1, maximum=1_000_000), _GPN,
            Param("nic", str, "cx7-2x200gbe", "NIC part (one port per plane)", part_kind="nic"), _NPN,
            Param("planes", int, 0, "fabric planes (0: one per port of the NIC)", minimum=0, maximum=64),
-           Param("switch", str, None, "plane switch part (default: sn5600-400g for cx7-2x200gbe, else one with the "
-                 "medium and port speed of 'nic', the most ports first)", part_kind="switch"),
+           Param("switch", str, None, "plane switch part (default: one with the medium and port speed of 'nic', "
+                 "else the slowest faster ports; the most ports first)", part_kind="switch"),
            _OVERSUB, _RACK, _PER_RACK, _NAME], _build_multi_plane)

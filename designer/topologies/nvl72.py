@@ -90,6 +90,7 @@ _register("nvl72", "GB200 NVL72 racks (72-GPU NVLink domains) joined by a rail-o
            Param("nics_per_node", int, None, "NICs per rack, one rail each (default: the platform's, one per GPU)",
                  minimum=0, maximum=MAX_SERVER_NICS),
            Param("switch", str, None, "scale-out switch part, at least as many ports as rails (default: one with the "
-                 "medium and port speed of 'nic', the most ports first)", part_kind="switch"),
+                 "medium and port speed of 'nic', else the slowest faster ports; the most ports first)",
+                 part_kind="switch"),
            _OVERSUB, Param("rack", str, "rack-nvl72", "rack part each NVL72 goes in", part_kind="rack"), _NAME],
           _build_nvl72)

@@ -89,30 +89,30 @@ def network_media(catalog: Catalog, nic: Part) -> list[str]:
 
 
 def switch_for(catalog: Catalog, nic_id: str) -> str:
-    """The switch for a NIC: one taking the NIC's own medium at the NIC's port speed (the
-    highest radix of those), else one taking another of its network media at that speed. Only
-    packet switches a rack holds: a stand-in without height (a whole data-centre network, a
-    bundle of cables) or a circuit switch is no leaf for servers."""
+    """The switch for a NIC: one taking the NIC's own medium on ports of the NIC's speed, else the
+    slowest faster ports (a slower link takes a whole port, so a 100 GbE card goes to the 256 ×
+    200G split of a switch rather than to its 128 × 400G one), the highest radix of those; else
+    the same on another of its network media. Only packet switches a rack holds: a stand-in
+    without height (a whole data-centre network, a bundle of cables) or a circuit switch is no
+    leaf for servers."""
     nic = catalog[nic_id]
     speed = nic.number("port_gbps")
     media = network_media(catalog, nic)
-    switches = sorted((s for s in catalog.of_kind("switch") if s.number("height_u") > 0 and not s.get("circuit")),
-                      key=lambda s: (-s.number("ports"), s.id))
+    switches = sorted((s for s in catalog.of_kind("switch") if s.number("height_u") > 0 and not s.get("circuit")
+                       and s.number("port_gbps") >= speed),
+                      key=lambda s: (s.number("port_gbps"), -s.number("ports"), s.id))
     for medium in media:
-        chosen = next((s for s in switches if medium in s.media and s.number("port_gbps") == speed), None)
+        chosen = next((s for s in switches if medium in s.media), None)
         if chosen is not None:
             return chosen.id
-    raise TopologyError(f"no switch in the catalogue has {speed:g} Gb/s ports of {' or '.join(media) or 'any medium'} "
-                        f"(the network of '{nic_id}'); set parameter 'switch'")
+    raise TopologyError(f"no switch in the catalogue has ports of {speed:g} Gb/s or faster for "
+                        f"{' or '.join(media) or 'any medium'} (the network of '{nic_id}'); set parameter 'switch'")
 
 
-def follow_parts(p: dict, catalog: Catalog, platform: str = DEFAULT_PLATFORM,
-                 paired: tuple[str, str] | None = None) -> None:
+def follow_parts(p: dict, catalog: Catalog, platform: str = DEFAULT_PLATFORM) -> None:
     """Fill the parts a user left out from the ones named: the platform from 'gpu' (`platform`,
     the template's own, while 'gpu' is unnamed or the one it carries), the switch from the NIC
-    (named, or the platform's); `paired` is a (NIC, switch) pair the template keeps together
-    where the rule would pick another switch. Written back into `p`, so the file says what was
-    chosen."""
+    (named, or the platform's). Written back into `p`, so the file says what was chosen."""
     if p.get("platform") is None:
         gpu = p.get("gpu")
         kept = gpu is None or gpu == catalog[platform].get("default_accelerator")
@@ -122,7 +122,7 @@ def follow_parts(p: dict, catalog: Catalog, platform: str = DEFAULT_PLATFORM,
         if nic is None:
             raise TopologyError(f"platform '{p['platform']}' has no default NIC; set parameter 'nic' (the switch "
                                 "follows from it)")
-        p["switch"] = paired[1] if paired is not None and nic == paired[0] else switch_for(catalog, nic)
+        p["switch"] = switch_for(catalog, nic)
 
 
 def ceil_div(a: int, b: int) -> int:

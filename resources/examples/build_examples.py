@@ -30,17 +30,6 @@ H100_RACK = ("Racks: 4 servers per 42U rack provisioned for 40.8 kW, NVIDIA's gu
              "(docs/hardware.md); the switches' racks are not drawn.")
 
 
-def _switch_for(catalog: Catalog, nic: str) -> str:
-    """The highest-radix rack-mounted switch sharing a network medium with this NIC (the NIC's own
-    medium first, then the Ethernet it runs on underneath): the flattest stand-in fabric."""
-    network = [m for m in catalog[nic].media if catalog[m].get("family") not in ("pcie",)]
-    for medium in network:
-        for part in sorted(catalog.of_kind("switch"), key=lambda p: (-p.number("ports"), p.id)):
-            if medium in part.media and part.number("height_u") > 0:
-                return part.id
-    raise SystemExit(f"no catalogued switch speaks any of {', '.join(network)} (the media of {nic})")
-
-
 def _replicate(design: Design, server_id: str, count: int, per_rack: int, rack: str) -> Design:
     """Turn a one-server design into `count` servers in racks of `per_rack` (count % per_rack == 0)."""
     assert count % per_rack == 0, (count, per_rack)
@@ -202,12 +191,14 @@ def google_tpu_v4_pod(catalog: Catalog) -> Design:
 
 
 def google_a3(catalog: Catalog) -> Design:
-    switch = _switch_for(catalog, "ipu-200g")
+    switch = "sn5600-200g"
     d = generate("rail-fat-tree", catalog, platform="hgx-h100", nic="ipu-200g", nics_per_node=8, nodes=3250,
-                 nodes_per_su=25, switch=switch, rack="rack-48u", servers_per_rack=5)
+                 nodes_per_su=125, switch=switch, rack="rack-48u", servers_per_rack=5)
     note = (f"Google's Jupiter data-centre fabric is not public or catalogued; the scale-out network is drawn "
-            f"as a rail-optimized, non-blocking fabric of {catalog[switch].name} switches running their "
-            "ports at the IPU's 200 GbE, as a stand-in with the same per-GPU bandwidth.")
+            f"as a rail-optimized, non-blocking fabric of {catalog[switch].name} switches, one 200G port "
+            "for each IPU's 200 GbE, as a stand-in with the same per-GPU bandwidth. Scalable units of 125 "
+            "servers (the most of 3,250 in even units a leaf's 128 ports down take) make it two tiers: "
+            "26,000 ports are within the 32,768 that 256-port switches join in two.")
     return _describe(
         d, "Google Cloud A3 supercomputer",
         """Google Cloud's A3 supercomputer: about 26,000 H100 in 3,250 A3 VMs of 8 H100 on
@@ -272,12 +263,15 @@ def meta_rsc_phase2(catalog: Catalog) -> Design:
 
 
 def aws_p5_ultracluster(catalog: Catalog) -> Design:
-    switch = _switch_for(catalog, "efa-v2")
+    switch = "sn5600-200g"
     d = generate("rail-fat-tree", catalog, platform="hgx-h100", nic="efa-v2", nics_per_node=32, nodes=2500,
-                 nodes_per_su=25, switch=switch, rack="rack-42u-superpod", servers_per_rack=4)
+                 nodes_per_su=100, switch=switch, rack="rack-42u-superpod", servers_per_rack=4)
     note = (f"AWS's UltraCluster switches are not public or catalogued; the scale-out network is drawn as a "
-            f"rail-optimized, non-blocking fabric of {catalog[switch].name} switches running their ports at "
-            "EFA's 100 GbE, as a stand-in with the same 3,200 Gb/s per instance.")
+            f"rail-optimized, non-blocking fabric of {catalog[switch].name} switches, each 100 GbE EFA link "
+            "on one of a switch's 256 ports, as a stand-in with the same 3,200 Gb/s per instance. Scalable "
+            "units of 100 servers: a rail leaf takes 100 links down and 100 up of its 256 ports (125 servers "
+            "would fill more of them, but 125 uplinks divide over a unit's spines only as 125 spines of one "
+            "link each, so it takes more switches).")
     return _describe(
         d, "AWS EC2 P5 UltraCluster (20,000 H100)",
         """An EC2 UltraCluster of 2,500 p5.48xlarge instances: 8 H100 each on NVSwitch, 32 EFA
@@ -357,7 +351,7 @@ def tensorwave_tensornode(catalog: Catalog) -> Design:
 
 
 def tencent_hcc_h800(catalog: Catalog) -> Design:
-    d = generate("rail-fat-tree", catalog, platform="hgx-h800", nodes=256, nodes_per_su=32, switch="sn5600",
+    d = generate("rail-fat-tree", catalog, platform="hgx-h800", nodes=256, nodes_per_su=32, switch="sn5600-400g",
                  rack="rack-42u-superpod", servers_per_rack=4)
     return _describe(
         d, "Tencent Cloud HCC (H800, 2,048 GPUs)",
@@ -367,10 +361,9 @@ def tencent_hcc_h800(catalog: Catalog) -> Design:
         """Public figures (docs/reference-clusters.md, row 16; Tencent Cloud, 2023): H800 GPUs, 3.2 Tb/s
         interconnect per server.""",
         """Assumptions: the cluster size and switch model are not in the reference; 256 servers in
-        8 scalable units of 32 is a size chosen to show one non-blocking two-tier block. The
-        catalogue records the SN5600 as 64 × 800G ports; each 400 GbE link takes one of them here
-        (a real SN5600 splits into 128 × 400G, so the switch counts are an upper bound). H800's FP64
-        is the export-limited 1 TF (disputed, catalogue note). """ + H100_RACK)
+        8 scalable units of 32 is a size chosen to show one non-blocking two-tier block. Each
+        SN5600's 64 × 800G cages are split into 128 × 400G ports (sn5600-400g), one for each
+        400 GbE link. H800's FP64 is the export-limited 1 TF (disputed, catalogue note). """ + H100_RACK)
 
 
 def frontier_mi250x(catalog: Catalog) -> Design:
