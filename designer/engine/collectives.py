@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -179,8 +179,9 @@ class TorusRing:
 
     @property
     def share(self) -> float:
-        """The ring's capacity in links of one direction."""
-        return (2.0 if self.closed else 1.0) / self.spacing
+        """The ring's capacity in links of one direction; rerouted round holes, half of it (the
+        detour's links carry two rings' bytes)."""
+        return (2.0 if self.closed else 1.0) / self.spacing / (2.0 if self.rerouted else 1.0)
 
     @property
     def where(self) -> str:
@@ -206,9 +207,10 @@ def torus_rings(fabric: Fabric, n: int, stride: int = 1) -> tuple[TorusRing, ...
     the whole torus's (1,023 data-parallel ranks, every 4th chip of 4,092, for 1,024) and runs the
     same rings, rerouted: a ring a hole breaks closes round it over a neighbouring line of its
     dimension (through links of the other dimensions, idle in that dimension's phase), whose links
-    then carry two rings' bytes, so each phase runs at half a whole ring's capacity, as a line's
-    (`closed` False); the steps stay the whole torus's (a detour adds hops to a step, not steps).
-    A smaller communicator (a tensor-parallel group) is taken to sit where no hole is."""
+    then carry two rings' bytes, so each phase runs at half a whole ring's capacity (`rerouted`;
+    the phase waits for its slowest ring); the steps stay the whole torus's (a detour adds hops to
+    a step, not steps). A smaller communicator (a tensor-parallel group) is taken to sit where no
+    hole is."""
     dims, total, holes = fabric.torus_dims, fabric.total_accelerators, fabric.torus_holes
     if holes is not None:
         dims = tuple(d for d in holes[0] if d > 1)
@@ -227,14 +229,14 @@ def torus_rings(fabric: Fabric, n: int, stride: int = 1) -> tuple[TorusRing, ...
     in_pod = min(n, pod // stride)
     if in_pod < 2 or n % in_pod or (n > in_pod and (in_pod * stride != pod or n > total)):
         return ()
-    closed = not fabric.torus_open and holes is None
+    closed = not fabric.torus_open
     best, best_cost = (), None
     for order in dict.fromkeys(itertools.permutations(dims)):  # the drawn order first, kept on a tie
         rings = _rings_in_order(order, in_pod, stride, closed=closed)
         if rings is None:
             continue
         if holes is not None:
-            rings = [TorusRing(r.size, r.spacing, False, rerouted=True) for r in rings]
+            rings = [replace(r, rerouted=True) for r in rings]
         rings = tuple(sorted(rings, key=lambda ring: -ring.share))  # the widest ring while the message is whole
         cost, size = 0.0, 1.0
         for ring in rings:
