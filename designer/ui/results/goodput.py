@@ -151,7 +151,7 @@ class GoodputTab(QObject):
         if d.placement:
             text += f" The job {d.placement.removeprefix('job ')}."
         if d.why:
-            text += f" {d.why}."
+            text += f" {d.why[:1].upper()}{d.why[1:]}."
         self.whatif_label.setText(text)
         rows, tints = [], {}
         for r, f in enumerate(d.figures):
