@@ -76,6 +76,10 @@ def test_only_a_torus_of_blocks_joined_by_circuit_switches_is_reconfigurable(cat
     assert (blocks.group, blocks.block, blocks.counts) == ("block", (4, 4, 4), (4, 4, 4))
     for name in ("tesla-dojo-exapod", "nvidia-superpod-h100-4su"):  # a mesh wired directly, a fat tree
         assert reconfigurable_blocks(load_design(resolve_design_path(name), catalog), catalog) is None
+    dojo = load_design(resolve_design_path("tesla-dojo-exapod"), catalog)
+    dojo.settings["failures"] = [Failure("chip0-0", copies=1).setting()]
+    d = evaluate(dojo, catalog).degraded
+    assert d.placement is None and d.accelerators == 2999  # in place, one chip fewer
 
 
 def test_one_failed_tpu_host_moves_the_job_to_a_slice_of_intact_cubes(catalog):
