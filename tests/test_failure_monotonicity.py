@@ -8,21 +8,32 @@ direction. Healthy: scale-up bisection 2 planes × 4,096 / 16 chips × 23.44 × 
 24,002.56 GB/s; the 8 GiB allreduce runs the dimension-wise torus algorithm (37.2 GB/s bus
 bandwidth); the plan is tp 4 × dp 1,024, one micro-batch of one sequence per replica, ZeRO 3.
 
-A failed host takes its 4 chips out and leaves a torus with holes: no dimension-wise algorithm runs
-(every ring of every dimension must be whole), collectives run as rings over the chips left, each
-through the two links of one dimension (2 × 23.44 GB/s), and the bisection is the whole torus's
-two planes less one link per missing chip (network._torus_bisection).
+A failed host takes its 4 chips out and leaves a torus with holes. In place, collectives run
+either as rings over the chips left, each through the two links of one dimension (2 × 23.44
+GB/s), or dimension by dimension with the rings the holes break rerouted round them at half a
+whole ring's capacity (collectives.torus_rings), whichever is faster; the bisection is the whole
+torus's two planes less one link per missing chip (network._torus_bisection). The pod's blocks
+meet through optical circuit switches, so the job may instead move to the largest slice of intact
+blocks (tests/test_torus_slice.py); these tests look at the in-place figures where it moves.
 
-`host0:1`, one host of one block, 4,092 chips left:
+`host0:1`, one host of one block, 4,092 chips left, in place:
 - scale-up bisection (512 − 4) links × 23.44 × 2 = 23,815.04 GB/s;
 - allreduce 8 GiB, a ring over 4,092 chips with the Simple protocol: 8.4 µs + 2 × 4,091 × 10 µs +
-  S × 2 × 4,091 / 4,092 / (2 × 23.44 × 0.795 GB/s) = 0.542678 s, bus bandwidth 31.6499 GB/s;
+  S × 2 × 4,091 / 4,092 / (2 × 23.44 × 0.795 GB/s) = 0.542678 s, bus bandwidth 31.6499 GB/s: the
+  rerouted torus takes 8.4 µs + 2 × 45 × 10 µs + S × 2 × 4,095 / 4,096 / (23.44 × 0.795 GB/s) =
+  0.922607 s, twice the bytes' time for 1/91 of the latency;
+- allreduce 1 MiB: the rerouted torus with the LL protocol, 6.6 µs + 2 × 45 × 2 µs +
+  2 × 1 MiB × 4,095 / 4,096 / (23.44 × 0.795 × 0.5 GB/s) = 0.411624 ms (the ring: 16.48 ms, its
+  8,182 steps of 2 µs);
 - the plan keeps tp 4 and drops one of 1,024 data-parallel replicas (1,023 × 4 = 4,092 chips, none
   idle); the global batch of 1,024 sequences no longer gives each replica one, so each runs two
-  micro-batches, and its data-parallel collectives are rings over 1,023 ranks instead of the
-  torus's dimension by dimension: the step triples (3.88 → 12.29 s), tokens/s fall to 341,359.
+  micro-batches (compute 2.953 → 5.906 s, tensor parallel 0.889 → 1.778 s), and ZeRO-3's gather
+  of each layer, hidden under the layer's 12.30 ms of forward compute on the whole torus
+  (12.17 ms), takes 21.96 ms as a ring over 1,023 ranks (10.2 ms of it the ring's 1,022 steps;
+  the rerouted torus: 24.0 ms), so every layer's gather and reduce-scatter show: exposed data
+  parallel 0.036 → 4.603 s, step 3.878 → 12.287 s, 341,359 tokens/s.
 
-`host0`, host 0 of every block (×64), 3,840 chips left:
+`host0`, host 0 of every block (×64), 3,840 chips left, no block intact, in place:
 - scale-up bisection (512 − 256) × 23.44 × 2 = 12,001.28 GB/s: below the worst balanced plane cut
   through the holes (384 links, 18,002 GB/s), never above it;
 - allreduce 8 GiB over 3,840 chips: 8.4 µs + 2 × 3,839 × 10 µs + S × 2 × 3,839 / 3,840 / 37.2696
@@ -39,7 +50,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from designer.engine import evaluate
-from designer.engine.failures import Failure
+from designer.engine.failures import Failure, degraded_design
 from designer.io.examples import example_paths, resolve_design_path
 from designer.io.files import load_design
 from designer.model.catalog import default_catalog
@@ -98,26 +109,46 @@ def _tpu_what_if(failure: str):
     return evaluate(design, catalog)
 
 
+def _in_place(failure: Failure, dp: int):
+    """The pod with `failure` in place (the degraded design, not moved to a slice), running the
+    healthy plan with `dp` replicas."""
+    healthy, catalog = _healthy("google-tpu-v4-pod")
+    design = load_design(resolve_design_path("google-tpu-v4-pod"), catalog)
+    broken, cut_off, _ = degraded_design(design, catalog, [failure])
+    plan = {**healthy.result.training.plan.as_dict(), "dp": dp}
+    training = {"model": healthy.model, "plan": plan, "accelerators": dp * 4}
+    return evaluate(broken, catalog, {**healthy.workload, "training": training}), cut_off
+
+
 def _ring_time(n: int) -> float:
     return 8.4e-6 + 2 * (n - 1) * 10e-6 + S * 2 * (n - 1) / n / (RING * 1e9)
 
 
+def test_one_host_of_one_tpu_block_failed_in_place():
+    result, cut_off = _in_place(Failure("host0", copies=1), 1023)
+    assert result.network.accelerators == 4092 and cut_off == 4
+    assert result.network.scale_up.bisection_gb_per_s == pytest.approx((512 - 4) * ICI * 2, rel=1e-5)
+    rows = {row.bytes: row for row in result.collectives}
+    big, small = rows[S], rows[2 ** 20]
+    assert big.chosen == "ring" and big.time_s == pytest.approx(_ring_time(4092), rel=1e-5)
+    assert big.busbw_gb_per_s == pytest.approx(31.6499, rel=1e-5)
+    rerouted = 8.4e-6 + 2 * 45 * 10e-6 + S * 2 * 4095 / 4096 / (ICI * 0.795 * 1e9)
+    assert rerouted == pytest.approx(0.922607, rel=1e-5) and rerouted > big.time_s
+    assert small.chosen == "torus"
+    assert small.time_s == pytest.approx(6.6e-6 + 2 * 45 * 2e-6 + 2 ** 21 * 4095 / 4096 / (ICI * 0.795 * 0.5e9),
+                                         rel=1e-4)
+    t = result.training
+    assert (t.plan.tp, t.plan.dp, t.microbatches) == (4, 1023, 2)
+    assert t.compute_s == pytest.approx(2 * 2.95317, rel=1e-4) and t.exposed_tp_s == pytest.approx(2 * 0.88888,
+                                                                                                     rel=1e-4)
+    assert t.step_time_s == pytest.approx(12.2871, rel=1e-4) and t.tokens_per_s == pytest.approx(341_359, rel=1e-4)
+
+
 def test_one_host_of_one_tpu_block_failed():
-    result = _tpu_what_if("host0:1")
-    d = result.degraded
-    assert d.accelerators == 4092 and d.cut_off == 4
-    bisection = d.figure("Scale-up domain bisection")
-    assert bisection.healthy == pytest.approx(1024 * ICI, rel=1e-5)
-    assert bisection.degraded == pytest.approx((512 - 4) * ICI * 2, rel=1e-5)
-    time = d.figure("allreduce 8 GiB time")
-    assert time.healthy == pytest.approx(0.461758, rel=1e-5)  # the torus algorithm, healthy
-    assert time.degraded == pytest.approx(_ring_time(4092), rel=1e-5)
-    busbw = d.figure("allreduce 8 GiB bus bandwidth")
-    assert busbw.degraded == pytest.approx(S / _ring_time(4092) * 2 * 4091 / 4092 / 1e9, rel=1e-5)
-    assert busbw.degraded == pytest.approx(31.6499, rel=1e-5) and busbw.degraded < busbw.healthy
-    plan = d.plan
-    assert (plan.tp, plan.pp, plan.dp, plan.cp, plan.mb) == (4, 1, 1023, 1, 1)
-    assert d.why == "the healthy plan with 1 data-parallel replica fewer"
+    d = _tpu_what_if("host0:1").degraded
+    assert d.cut_off == 4
+    assert d.placement.endswith("against 341,359 tokens/s in place around 4 missing chips")
+    assert d.figure("allreduce 8 GiB time").healthy == pytest.approx(0.461758, rel=1e-5)  # the torus, healthy
     tokens = d.figure("Tokens per second")
     assert tokens.degraded < tokens.healthy
 
@@ -126,6 +157,8 @@ def test_host0_of_every_tpu_block_failed():
     result = _tpu_what_if("host0")
     d = result.degraded
     assert d.accelerators == 3840 and d.cut_off == 256
+    assert d.placement == ("runs in place around 256 missing chips (349,983 tokens/s): no block is left intact "
+                           "for a slice")
     assert d.figure("Scale-up domain bisection").degraded == pytest.approx((512 - 256) * ICI * 2, rel=1e-5)
     assert d.figure("allreduce 8 GiB time").degraded == pytest.approx(_ring_time(3840), rel=1e-5)
     assert d.figure("allreduce 8 GiB bus bandwidth").degraded == pytest.approx(31.9465, rel=1e-5)

@@ -179,3 +179,22 @@ def test_select_all_offers_fail_one_copy_only_where_a_group_replicates_and_resto
     replicated = make_window(mini_fat_tree())
     replicated.act_select_all.trigger()
     assert replicated.act_fail_one.isEnabled() and replicated.act_fail.isEnabled()
+
+
+def test_a_failed_tpu_cube_shows_the_job_moved_to_a_slice_of_intact_cubes(make_window, qtbot):
+    # The pod's cubes (a rack each) meet through optical circuit switches: with one cube failed the
+    # job moves to the largest slice of intact cubes (tests/test_torus_slice.py).
+    window = make_window(load_design(resolve_design_path("google-tpu-v4-pod"), default_catalog()))
+    assert window.scheduler.wait_idle(30_000)
+    right_click_and_choose(qtbot, window, "rack0", "Fail One Copy")
+    assert window.document.design.settings["failures"] == [{"target": "rack0", "copies": 1}]
+    assert window.scheduler.wait_idle(30_000)
+    qtbot.waitUntil(lambda: window.last_result.degraded is not None, timeout=30_000)
+    window.results.tabs.setCurrentWidget(window.results.goodput.page)
+    text = window.results.goodput.whatif_label.text()
+    assert "3,072 accelerators run the job, 64 cut off." in text
+    assert ("The job moved to a 12 × 16 × 16 slice of 48 intact 4 × 4 × 4 blocks (3,072 chips), its torus closed "
+            "again through the circuit switches: 540,806 tokens/s against ") in text
+    assert "in place around 64 missing chips." in text
+    rows = {row[0]: row for row in window.results.goodput.rows_shown()}
+    assert rows["Accelerators in the job"][1:3] == ("4,096", "3,072")

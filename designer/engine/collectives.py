@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -175,14 +175,18 @@ class TorusRing:
     size: int
     spacing: int
     closed: bool
+    rerouted: bool = False  # on a torus with holes: broken rings detour round them (`torus_rings`)
 
     @property
     def share(self) -> float:
-        """The ring's capacity in links of one direction."""
-        return (2.0 if self.closed else 1.0) / self.spacing
+        """The ring's capacity in links of one direction; rerouted round holes, half of it (the
+        detour's links carry two rings' bytes)."""
+        return (2.0 if self.closed else 1.0) / self.spacing / (2.0 if self.rerouted else 1.0)
 
     @property
     def where(self) -> str:
+        if self.rerouted:
+            return f"torus dimension of {self.size} rerouted round its holes"
         if self.closed and self.spacing == 1:
             return f"torus dimension of {self.size}"
         return (f"{self.size} chips {self.spacing} apart round a torus dimension" if self.closed
@@ -197,19 +201,42 @@ def torus_rings(fabric: Fabric, n: int, stride: int = 1) -> tuple[TorusRing, ...
     `allow_split_physical_axes`, on parts of one (`jax.experimental.mesh_utils.create_device_mesh`;
     MaxText's setting of the same name). Of the orders of the dimensions that fit,
     the one that moves the bytes fastest, then with the fewest steps. A communicator over several
-    pods must fill each pod. () when no order fits (12 members, every 4th, on a 16×16 torus)."""
-    dims = fabric.torus_dims
+    pods must fill each pod. () when no order fits (12 members, every 4th, on a 16×16 torus).
+
+    On a torus with holes (`Fabric.torus_holes`) a communicator over every chip left stands for
+    the whole torus's (1,023 data-parallel ranks, every 4th chip of 4,092, for 1,024) and runs the
+    same rings, rerouted: a ring a hole breaks closes round it over a neighbouring line of its
+    dimension (through links of the other dimensions, idle in that dimension's phase), whose links
+    then carry two rings' bytes, so each phase runs at half a whole ring's capacity (`rerouted`;
+    the phase waits for its slowest ring); the steps stay the whole torus's (a detour adds hops to
+    a step, not steps). A smaller communicator (a tensor-parallel group) is taken to sit where no
+    hole is."""
+    dims, total, holes = fabric.torus_dims, fabric.total_accelerators, fabric.torus_holes
+    if holes is not None:
+        dims = tuple(d for d in holes[0] if d > 1)
+        left_per_pod = fabric.domain_size // stride if stride >= 1 else 0
+        if stride < 1 or fabric.domain_size % stride or left_per_pod < 1:
+            return ()
+        if n >= left_per_pod:
+            if n % left_per_pod:
+                return ()
+            pods = n // left_per_pod
+            n = pods * (math.prod(dims) // stride)
+            total = total // fabric.domain_size * math.prod(dims)
     pod = math.prod(dims) if dims else 0
     if not dims or stride < 1 or pod % stride:
         return ()
     in_pod = min(n, pod // stride)
-    if in_pod < 2 or n % in_pod or (n > in_pod and (in_pod * stride != pod or n > fabric.total_accelerators)):
+    if in_pod < 2 or n % in_pod or (n > in_pod and (in_pod * stride != pod or n > total)):
         return ()
+    closed = not fabric.torus_open
     best, best_cost = (), None
     for order in dict.fromkeys(itertools.permutations(dims)):  # the drawn order first, kept on a tie
-        rings = _rings_in_order(order, in_pod, stride, closed=not fabric.torus_open)
+        rings = _rings_in_order(order, in_pod, stride, closed=closed)
         if rings is None:
             continue
+        if holes is not None:
+            rings = [replace(r, rerouted=True) for r in rings]
         rings = tuple(sorted(rings, key=lambda ring: -ring.share))  # the widest ring while the message is whole
         cost, size = 0.0, 1.0
         for ring in rings:

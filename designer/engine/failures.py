@@ -24,12 +24,13 @@ cuts off and how many more lose bandwidth.
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, replace
 
-from designer.engine.network import build_fabric, server_paths
+from designer.engine.network import build_fabric, is_passthrough, server_paths
 from designer.engine.result import Result, rounded
 from designer.engine.sections import Comparison, Degraded, Network, Plan
 from designer.engine.shapes import classify as classify_shape
@@ -558,20 +559,25 @@ def weakened_accelerators(healthy: Design, broken: Design, failures: list[Failur
 class DegradedRun:
     """The degraded design evaluated: `result` (its own Result, every collective row and size),
     its scale-out bisection weighed over copies that differ (`uneven_bisection`), the accelerators
-    cut off and what could not be evaluated."""
+    cut off, what could not be evaluated, and where the job runs (`placement`: on a torus of
+    reconfigurable blocks, in place or moved to a slice of intact blocks, and why; else None)."""
 
     result: Result | None
     bisection: float | None
     cut_off: int
     plan: Plan | str | None
     why: str | None
+    placement: str | None = None
 
 
 def run_degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, evaluate,
                  model: dict) -> DegradedRun:
     """Evaluate the design with its failures (`settings["failures"]`) applied. `evaluate` is the
     engine's entry point (passed in: it calls this module); `model` the healthy job's model, kept (a
-    preset sized to the design would change with its size)."""
+    preset sized to the design would change with its size). On a torus whose blocks meet through
+    circuit switches (`reconfigurable_blocks`) the job may instead move to the largest slice of
+    intact blocks (`largest_slice`): the faster of the two is kept (docs/goodput.md, "A torus of
+    reconfigurable blocks")."""
     failures = failures_of(design)
     try:
         broken, cut_off, note = degraded_design(design, catalog, failures)
@@ -579,29 +585,46 @@ def run_degraded(design: Design, catalog: Catalog, workload: dict, healthy: Resu
         return DegradedRun(None, None, 0, None, str(exc))
     training = {**(workload.get("training") or {}), "model": model}
     slowest = weakened_accelerators(design, broken, failures)
-    plan_note, result = None, None
     left = sum(size * islands for size, islands, _ in components(broken))
+    result, plan_note = _run_job(broken, catalog, workload, training, healthy, evaluate, slowest, left)
+    placement = None
+    blocks = reconfigurable_blocks(design, catalog)
+    if blocks is not None:
+        moved, placement = _slice_or_in_place(design, broken, blocks, catalog, workload, training, healthy,
+                                              evaluate, result)
+        if moved is not None:
+            (result, plan_note), broken, slowest, note = moved, None, (), None
+    plan = result.training.plan if isinstance(result.training.plan, Plan | str) else None
+    untimed = None if result.training.timed or not result.network.accelerators else result.training.why
+    why = "; ".join(filter(None, (note, plan_note, untimed))) or None
+    bisection = (uneven_bisection(broken, catalog, healthy.network, result.network, slowest) if broken is not None
+                 else result.network.scale_out.bisection_gb_per_s if result.network.scale_out else None)
+    return DegradedRun(result, bisection, cut_off, plan, why, placement)
+
+
+def _run_job(design: Design, catalog: Catalog, workload: dict, training: dict, healthy: Result, evaluate,
+             slowest: Collection[str], left: int) -> tuple[Result, str | None]:
+    """`design` (what is left, or a slice of it) evaluated with the healthy job on its `left`
+    accelerators (`_fewer_replicas`), else the best plan that fits; (result, what changed of the
+    plan, or None)."""
+    plan_note, result = None, None
     kept = _fewer_replicas(healthy.training, left) if left < healthy.network.accelerators else None
     if kept is not None:
         plan, working = kept
-        result = _timed(evaluate, broken, catalog, {**workload, "training": {**training, "plan": plan,
+        result = _timed(evaluate, design, catalog, {**workload, "training": {**training, "plan": plan,
                                                                                "accelerators": working}}, slowest)
         dropped, idle = healthy.training.plan.dp - plan["dp"], left - working
         if result is not None and (dropped or idle):
             plan_note = (f"the healthy plan with {dropped:,} data-parallel replica{'s' if dropped != 1 else ''} fewer"
                          + (f", {idle:,} accelerator{'s' if idle != 1 else ''} idle" if idle else ""))
     elif training.get("plan") not in (None, "auto"):
-        result = _timed(evaluate, broken, catalog, {**workload, "training": training}, slowest)
+        result = _timed(evaluate, design, catalog, {**workload, "training": training}, slowest)
     if result is None:
         # No healthy plan to keep, or it no longer fits: the best plan for what is left.
-        result = evaluate(broken, catalog, {**workload, "training": {**training, "plan": "auto"}}, slowest_of=slowest)
+        result = evaluate(design, catalog, {**workload, "training": {**training, "plan": "auto"}}, slowest_of=slowest)
         if kept is not None or training.get("plan") not in (None, "auto"):
             plan_note = "the healthy plan no longer fits: the best plan that does"
-    plan = result.training.plan if isinstance(result.training.plan, Plan | str) else None
-    untimed = None if result.training.timed or not result.network.accelerators else result.training.why
-    why = "; ".join(filter(None, (note, plan_note, untimed))) or None
-    bisection = uneven_bisection(broken, catalog, healthy.network, result.network, slowest)
-    return DegradedRun(result, bisection, cut_off, plan, why)
+    return result, plan_note
 
 
 def _timed(evaluate, design: Design, catalog: Catalog, workload: dict, slowest: list[str]) -> Result | None:
@@ -640,7 +663,130 @@ def degraded(design: Design, catalog: Catalog, workload: dict, healthy: Result, 
     if run.result is None:
         return Degraded(texts, healthy.network.accelerators, 0, (), None, why=run.why)
     figures = comparisons(healthy, run.result, run.bisection)
-    return Degraded(texts, run.result.network.accelerators, run.cut_off, figures, run.plan, why=run.why)
+    return Degraded(texts, run.result.network.accelerators, run.cut_off, figures, run.plan, why=run.why,
+                    placement=run.placement)
+
+
+# -- a torus of reconfigurable blocks -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class Blocks:
+    """A torus drawn from the template whose blocks meet through circuit switches an operator can
+    set up again (TPU v4's 4×4×4 cubes and optical circuit switches): `group` the replicated group
+    of blocks, `block` a block's chips per dimension, `counts` blocks per dimension of the torus."""
+
+    group: str
+    block: tuple[int, ...]
+    counts: tuple[int, ...]
+
+    def text(self) -> str:
+        return " × ".join(map(str, self.block))
+
+
+def _dims(text: str) -> tuple[int, ...]:
+    return tuple(int(d) for d in str(text).lower().split("x"))
+
+
+def reconfigurable_blocks(design: Design, catalog: Catalog) -> Blocks | None:
+    """The blocks of a one-pod torus drawn from the torus template with blocks joined through
+    circuit switches (`network.is_passthrough`: the template's `switch`), or None. A mesh or torus
+    wired directly (Tesla Dojo's tiles, one block) and several pods are not reconfigurable here."""
+    template = design.settings.get("template") or {}
+    params = template.get("params") or {}
+    if template.get("name") != "torus" or not params.get("block") or not params.get("dims") \
+            or int(params.get("pods") or 1) != 1 or not is_passthrough(catalog.get(params.get("switch"))):
+        return None
+    dims, block = _dims(params["dims"]), _dims(params["block"])
+    if len(dims) != len(block) or any(d % b for d, b in zip(dims, block)):
+        return None
+    counts = tuple(d // b for d, b in zip(dims, block))
+    blocks = math.prod(counts)
+    chip = next((i for i in design.items.values() if i.kind == "accelerator"), None)
+    if blocks < 2 or chip is None:
+        return None
+    group = next((a.id for a in design.ancestors(chip.id) if a.count == blocks), None)
+    return Blocks(group, block, counts) if group is not None else None
+
+
+def largest_slice(counts: tuple[int, ...], intact: int) -> tuple[int, ...] | None:
+    """Blocks per dimension of the largest slice `intact` blocks make, each dimension at most the
+    torus's (`counts`): a box of whole blocks, as TPU v4 slices above one cube are (every
+    dimension a multiple of 4 chips; Cloud TPU "TPU types and topologies"). Of equal sizes the
+    most cube-like, then the smallest counts first (3 × 4 × 4). None without an intact block."""
+    best, best_key = None, None
+    for shape in itertools.product(*(range(1, c + 1) for c in counts)):
+        size = math.prod(shape)
+        if size > intact:
+            continue
+        key = (size, -(max(shape) - min(shape)), tuple(-c for c in shape))
+        if best_key is None or key > best_key:
+            best, best_key = shape, key
+    return best
+
+
+def intact_blocks(healthy: Design, broken: Design, group: str) -> int | None:
+    """Blocks of the degraded design left as they were, where every failure went into copies of
+    the group split out (`block:f1`) or removed: 0 where a failure reached every block (a part of
+    the drawn block failed in all its copies, a medium thinned everywhere); None where it reached
+    what the blocks share outside them (a circuit switch): no slice of blocks avoids it."""
+    inside = {group} | {i.id for i in healthy.descendants(group)}
+    every_block = False
+    for item_id, item in healthy.items.items():
+        if item_id != group and broken.items.get(item_id) != item:
+            if item_id not in inside:
+                return None
+            every_block = True
+    for link_id, link in healthy.links.items():
+        if broken.links.get(link_id) != link:
+            if link.a not in inside and link.b not in inside:
+                return None
+            every_block = True
+    return 0 if every_block or group not in broken.items else broken.items[group].count
+
+
+def slice_design(design: Design, blocks: Blocks, shape: tuple[int, ...]) -> Design:
+    """The healthy design cut to a slice of `shape` blocks per dimension, its torus closed again
+    through the circuit switches (the template's dims set to the slice's)."""
+    settings = {k: copy.deepcopy(v) for k, v in design.settings.items() if k != "failures"}
+    template = settings["template"]
+    dims = "x".join(str(b * c) for b, c in zip(blocks.block, shape))
+    settings["template"] = {**template, "params": {**template["params"], "dims": dims}}
+    items = dict(design.items)
+    items[blocks.group] = replace(items[blocks.group], count=math.prod(shape))
+    return Design(design.name, design.description, items, dict(design.links), settings)
+
+
+def _tokens(result: Result) -> float | None:
+    t = result.training
+    return t.tokens_per_s if t.timed and t.fits else None
+
+
+def _slice_or_in_place(design: Design, broken: Design, blocks: Blocks, catalog: Catalog, workload: dict,
+                       training: dict, healthy: Result, evaluate, in_place: Result):
+    """The job on the largest slice of intact blocks, where it trains faster (tokens/s) than in
+    place: ((result, plan note) or None, the placement text saying which and why)."""
+    missing = healthy.network.accelerators - in_place.network.accelerators
+    where = f"in place around {missing:,} missing chip{'s' if missing != 1 else ''}" if missing \
+        else "in place on the degraded torus"
+    here = _tokens(in_place)
+    here_text = f"{here:,.0f} tokens/s" if here is not None else "no plan timed"
+    intact = intact_blocks(design, broken, blocks.group)
+    if intact is None:
+        return None, f"runs {where} ({here_text}): the failure reaches what every block shares, no slice avoids it"
+    shape = largest_slice(blocks.counts, intact)
+    if shape is None:
+        return None, f"runs {where} ({here_text}): no block is left intact for a slice"
+    dims = " × ".join(str(b * c) for b, c in zip(blocks.block, shape))
+    count, chips = math.prod(shape), math.prod(b * c for b, c in zip(blocks.block, shape))
+    what = f"a {dims} slice of {count:,} intact {blocks.text()} block{'s' if count != 1 else ''} ({chips:,} chips)"
+    sliced = slice_design(design, blocks, shape)
+    result, plan_note = _run_job(sliced, catalog, workload, training, healthy, evaluate, (), chips)
+    there = _tokens(result)
+    if there is not None and (here is None or there > here):
+        return (result, plan_note), (f"job moved to {what}, its torus closed again through the circuit switches: "
+                                     f"{there:,.0f} tokens/s against {here_text} {where}")
+    there_text = f"{there:,.0f} tokens/s" if there is not None else "no plan that fits"
+    return None, f"runs {where} ({here_text}): faster than on {what}, {there_text}"
 
 
 # -- blast radius -----------------------------------------------------------------------------

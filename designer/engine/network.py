@@ -121,7 +121,7 @@ class Fabric:
     torus_link_cap: float = 0.0
     torus_links: tuple = ()  # every scale-up link: a torus collective loads them all alike
     # A torus drawn from the template with chips missing from its domain (failed or removed):
-    # (the template's dims, chips missing). No dimension-wise algorithm runs on it (`_torus`).
+    # (the template's dims, chips missing). Its rings are rerouted round the holes (`_torus`).
     torus_holes: tuple | None = None
     # An open mesh (the torus template's wrap=0 with one block, as Dojo's tiles): its lines end
     # at the edges, so they are segments, not rings, and one plane cuts it in two, not two.
@@ -677,10 +677,11 @@ def _in_network(fabric: Fabric) -> None:
 def _torus(fabric: Fabric) -> None:
     """The torus of a design drawn from the torus template: its dims where the scale-up domain
     (or the whole design: one torus) holds every chip of them. A domain with chips missing (a failed
-    host, a chip taken out) is a torus with holes: the dimension-wise algorithm needs every ring of
-    every dimension whole, so it does not run (`torus_dims` stays empty) and collectives run as
-    rings over the chips left, each through the two links of one dimension, as on the whole torus
-    (`torus_link_cap`; collectives._ring_up_cap); its bisection is `_torus_bisection`'s."""
+    host, a chip taken out) is a torus with holes (`torus_holes`; `torus_dims` stays empty): the
+    dimension-wise algorithm runs with the rings the holes break rerouted round them, at half a
+    whole ring's capacity (collectives.torus_rings), beside rings over the chips left, each
+    through the two links of one dimension, as on the whole torus (`torus_link_cap`;
+    collectives._ring_up_cap); its bisection is `_torus_bisection`'s."""
     template = fabric.design.settings.get("template") or {}
     if template.get("name") != "torus" or not fabric.direct_connect:
         return

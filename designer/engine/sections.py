@@ -704,8 +704,10 @@ class Degraded:
     """The design with its failed parts out of service (`failures`: what was failed, as
     "ID" or "ID:copies"): accelerators cut off from the largest connected set (the job shrinks to
     it), and every compared figure healthy vs degraded. `plan` is the plan the degraded job runs
-    (the healthy one where it still fits, else the best that does); `why` says what could not be
-    evaluated."""
+    (the healthy one where it still fits, else the best that does); `why` says what changed of the
+    plan and what could not be evaluated; `placement`, on a torus of blocks joined through circuit
+    switches, whether the job runs in place or moved to a slice of intact blocks, and why (None
+    elsewhere)."""
 
     failures: tuple[str, ...]
     accelerators: int
@@ -713,6 +715,7 @@ class Degraded:
     figures: tuple[Comparison, ...]
     plan: Plan | str | None
     why: str | None = None
+    placement: str | None = None
 
     def figure(self, name: str) -> Comparison | None:
         return next((f for f in self.figures if f.figure == name), None)
@@ -720,7 +723,8 @@ class Degraded:
     def as_dict(self) -> dict:
         plan = self.plan.as_dict() if isinstance(self.plan, Plan) else self.plan
         return {"failures": list(self.failures), "accelerators": self.accelerators, "cut_off": self.cut_off,
-                "figures": [f.as_dict() for f in self.figures], "plan": plan, "why": self.why}
+                "figures": [f.as_dict() for f in self.figures], "plan": plan, "why": self.why,
+                "placement": self.placement}
 
 
 __all__ = [

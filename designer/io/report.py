@@ -87,6 +87,8 @@ def goodput_sections(result: Result) -> list[str]:
     d = result.degraded
     if d is not None:
         lines += ["", f"What-if: {', '.join(d.failures)} failed ({d.cut_off:,} accelerators cut off)"]
+        if d.placement:
+            lines.append(f"  {d.placement}")
         if d.why:
             lines.append(f"  {d.why}")
         for f in d.figures:

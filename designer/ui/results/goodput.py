@@ -148,8 +148,10 @@ class GoodputTab(QObject):
         self.degraded_table.show()
         text = (f"<b style='color:{colors.FAILED}'>What-if: {', '.join(d.failures)} failed</b> — "
                 f"{d.accelerators:,} accelerators run the job, {d.cut_off:,} cut off.")
+        if d.placement:
+            text += f" The job {d.placement.removeprefix('job ')}."
         if d.why:
-            text += f" {d.why}."
+            text += f" {d.why[:1].upper()}{d.why[1:]}."
         self.whatif_label.setText(text)
         rows, tints = [], {}
         for r, f in enumerate(d.figures):
