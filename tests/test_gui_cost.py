@@ -146,8 +146,10 @@ def test_an_opened_example_says_which_figures_are_derived_estimates(make_window,
         return dialog.result()
 
     monkeypatch.setattr(dialogs.ExampleGallery, "exec", accept)
+    recent = window.recent_files()
     window.act_open_example.trigger()
     qtbot.waitUntil(lambda: str(window.document.path) == str(chosen), timeout=10_000)
+    window.settings.setValue("recentFiles", recent)  # the session's recent files stay as other tests expect
     assert window.scheduler.wait_idle(30_000)
     tab = _show_cost_tab(window, qtbot)
     qtbot.waitUntil(lambda: tab.plot_page.showing_content, timeout=10_000)
