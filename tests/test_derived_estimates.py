@@ -195,3 +195,15 @@ def test_no_example_leaves_a_sold_part_unpriced():
         assert not set(cost.unpriced_parts) - set(NOT_SOLD), name
         assert cost.capital_by_category_usd["storage"] is not None, name
         assert cost.per_accelerator_hour_usd is not None, name
+
+
+def test_a_basis_that_is_neither_published_nor_derived_is_refused_naming_it():
+    from designer.model.catalog import CatalogError, parse_catalog_text
+
+    nic = {"id": "my-nic", "kind": "nic", "name": "My NIC", "source": "ours", "port_gbps": 100, "ports": 1,
+           "power_w": 15, "power_basis": "guessed"}
+    with pytest.raises(CatalogError) as refused:
+        parse_catalog_text(json.dumps({"format": "cluster-designer-catalog", "version": 1, "parts": [nic]}),
+                           "mine.json")
+    assert str(refused.value) == ('mine.json: $.parts[0].power_basis: expected one of "published", "derived", '
+                                  'got "guessed" (part \'my-nic\')')
