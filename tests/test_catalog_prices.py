@@ -37,12 +37,13 @@ def test_a_frontier_node_is_its_share_of_the_contract_split_into_chassis_and_gpu
     assert cost.per_accelerator_hour_usd is not None
 
 
-def test_the_frontier_example_has_an_hourly_cost_and_lists_what_is_still_unpriced():
+def test_the_frontier_example_has_an_hourly_cost_and_names_its_derived_estimates():
     catalog = load_catalog(include_user=False)
     cost = evaluate(load_design(resolve_design_path("frontier-mi250x"), catalog), catalog).cost
     assert cost.per_accelerator_hour_usd is not None
-    assert "mi250x" not in cost.unpriced_parts and "mi250x-node" not in cost.unpriced_parts
-    assert set(cost.unpriced_parts) == {"slingshot-rosetta", "cray-ex-cabinet", "ddn-ai400x2"}
+    assert cost.unpriced_parts == ()
+    assert set(cost.derived_price_parts) == {"slingshot-rosetta", "slingshot-200g", "cray-ex-cabinet", "ddn-ai400x2"}
+    assert "mi250x" not in cost.derived_price_parts and "mi250x-node" not in cost.derived_price_parts
 
 
 def test_the_sn5600_draws_its_asic_and_a_full_cage_of_optics_within_its_supply(catalog):

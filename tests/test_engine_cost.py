@@ -116,7 +116,7 @@ def test_unpriced_parts_are_listed_and_never_counted(catalog):
     assert cost.run_energy_mwh == pytest.approx(evaluate(design, catalog).power.total_kw * DEFAULTS["pue"]
                                                 * training.days * 24 / 1000, rel=1e-5)
     text = bom_csv(evaluate(design, catalog))
-    assert "tpu-v4,Google TPU v4 (per chip),4,,,no price" in text
+    assert "tpu-v4,Google TPU v4 (per chip),4,,,,no price" in text
 
 
 def test_an_unpriced_switch_is_listed_but_leaves_the_hourly_cost(catalog):
@@ -165,10 +165,8 @@ def test_storage_and_hot_spares_are_bought_and_powered(catalog, tmp_path):
     assert result.power.total_kw == pytest.approx(2 * 10.2 + 2 * storage_w / 1000)
     rows = {name: value for name, value, _unit in summary_rows(result)}
     assert rows["  of which hot spare servers"] == 10.2 and rows["  of which checkpoint storage"] == 4.0
-    # The storage has no shipped price: listed unpriced, never counted as zero.
-    assert "ddn-ai400x2" in result.cost.unpriced_parts
-    assert result.cost.capital_by_category_usd["storage"] is None
-    # With a price (a user's quote) it is its own capital category.
+    # The storage is its own capital category, at its shipped (derived) price or a user's quote.
+    assert result.cost.capital_by_category_usd["storage"] == 2 * catalog["ddn-ai400x2"].number("price_usd")
     part = dict(catalog["ddn-ai400x2"].data)
     part.update(price_usd=250_000, price_date="2025-01", price_source="our quote")
     path = tmp_path / "mine.json"
@@ -231,11 +229,13 @@ def test_a_standalone_switch_draws_its_power_and_a_chip_in_a_server_does_not(cat
 def test_the_bom_csv_has_unit_and_extended_prices(catalog):
     text = bom_csv(evaluate(_server_and_leaf(catalog, True), catalog))
     lines = text.splitlines()
-    assert lines[0] == "category,part,name,quantity,unit_price_usd,extended_usd,price_note"
-    assert "accelerator,h100-sxm,NVIDIA H100 SXM5 80GB,8,27500.0,220000.0," in lines
+    assert lines[0] == "category,part,name,quantity,unit_price_usd,extended_usd,price_basis,price_note"
+    assert "accelerator,h100-sxm,NVIDIA H100 SXM5 80GB,8,27500.0,220000.0,published," in lines
     assert any(line.startswith("nic,cx7-ndr,") and line.endswith(",included in the server's price") for line in lines)
     assert any(line.startswith("cable,ib-ndr,") and "passive copper" in line for line in lines)
     assert lines[-1].startswith("total,,priced lines,,,")
+    # The rack's price is an estimate built from its enclosure's and PDUs' list prices: derived.
+    assert any(line.startswith("rack,rack-42u,") and line.endswith(",3500.0,3500.0,derived,") for line in lines)
 
 
 def test_the_cli_json_cost_section_and_the_exports(capsys, catalog, tmp_path):
@@ -280,31 +280,33 @@ def test_a_category_of_only_unpriced_parts_is_unpriced_not_zero(capsys, catalog,
     from designer.io.exports import summary_csv
     from designer.io.files import save_design
 
-    design = generate("server", catalog, platform="dgx-h100")  # with its storage, ddn-ai400x2: unpriced
-    assert catalog["ddn-ai400x2"].get("price_usd") is None
+    design = generate("server", catalog, platform="dgx-h100")
+    # Checkpoints to FSx for Lustre: billed per GB-month, so not priced as bought hardware.
+    design.settings["storage"] = {"part": "aws-fsx-lustre-1000", "count": 100}
+    assert catalog["aws-fsx-lustre-1000"].get("price_usd") is None
     result = evaluate(design, catalog)
     cost = result.cost
     assert cost.capital_by_category_usd["storage"] is None
-    assert dict(cost.unpriced_by_category) == {"storage": ("ddn-ai400x2",)}
+    assert dict(cost.unpriced_by_category) == {"storage": ("aws-fsx-lustre-1000",)}
     # A category with nothing in it costs nothing; one with priced parts keeps their sum.
     assert cost.capital_by_category_usd["scale_up_network"] == 0
     assert cost.capital_by_category_usd["accelerators_and_servers"] > 0
     rows = {metric: (value, unit) for metric, value, unit in summary_rows(result)}
-    assert rows["Capital: storage"] == ("unpriced: ddn-ai400x2", "USD")
-    assert "Capital: storage,unpriced: ddn-ai400x2,USD" in summary_csv(result)
+    assert rows["Capital: storage"] == ("unpriced: aws-fsx-lustre-1000", "USD")
+    assert "Capital: storage,unpriced: aws-fsx-lustre-1000,USD" in summary_csv(result)
     path = tmp_path / "dgx.cluster.json"
     save_design(design, path)
     assert main(["evaluate", str(path), "--json"]) == 0
     section = json.loads(capsys.readouterr().out)["cost"]
     assert section["capital_by_category_usd"]["storage"] is None
-    assert section["unpriced_by_category"] == {"storage": ["ddn-ai400x2"]}
+    assert section["unpriced_by_category"] == {"storage": ["aws-fsx-lustre-1000"]}
 
 
 def test_an_unpriced_part_beside_priced_ones_keeps_their_sum_and_is_listed(catalog):
     design = _server_and_leaf(catalog, True)
     before = evaluate(design, catalog).cost.capital_by_category_usd["scale_out_network"]
-    design.add_item(Item("spare-leaf", "switch", part="sn5600-400g"))
-    assert catalog["sn5600-400g"].get("price_usd") is None
+    design.add_item(Item("lone-nic", "nic", part="efa-v2"))  # AWS's own card, not sold
+    assert catalog["efa-v2"].get("price_usd") is None
     cost = evaluate(design, catalog).cost
     assert cost.capital_by_category_usd["scale_out_network"] == before > 0
-    assert cost.unpriced_by_category["scale_out_network"] == ("sn5600-400g",)
+    assert cost.unpriced_by_category["scale_out_network"] == ("efa-v2",)

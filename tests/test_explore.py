@@ -179,10 +179,19 @@ def test_optimize_finds_the_cheapest_design_meeting_the_constraints_and_says_why
     assert "runner-up" in text and "ruled out" in text and "training.days <= 5" in text
 
 
-def test_an_answer_on_cost_names_the_unpriced_parts_its_designs_leave_out(client):
-    # On Ethernet the SN5600 switches have no price: the capital of that design leaves them out.
+def test_an_answer_on_cost_names_the_unpriced_parts_its_designs_leave_out(client, tmp_path):
+    # A user's file takes the SN5600's shipped price away (a quote pending): on Ethernet the
+    # capital of that design leaves the switches out.
+    from designer.model.catalog import load_catalog
+
+    switches = json.loads((catalog_dir() / "switches.json").read_text())["parts"]
+    unpriced = {key: value for key, value in next(p for p in switches if p["id"] == "sn5600-400g").items()
+                if not key.startswith("price_")}
+    extra = tmp_path / "mine.json"
+    extra.write_text(json.dumps({"format": "cluster-designer-catalog", "version": 1, "parts": [unpriced]}))
     sweep = sweep_from_document({**OPTIMIZE, "params": {"nodes": [4], "nic": ["cx7-ndr", "cx7-400gbe"]},
-                                 "constraints": [], "goal": {"minimize": "cost.capital_usd"}}, "o.sweep.json")
+                                 "constraints": [], "goal": {"minimize": "cost.capital_usd"}}, "o.sweep.json",
+                                load_catalog(extra, include_user=False))
     answer, _progress = optimize(sweep, client)
     ethernet = answer.best if answer.best["param.nic"] == "cx7-400gbe" else answer.runner_up
     assert "sn5600-400g" in ethernet["unpriced"]

@@ -10,6 +10,7 @@ from PySide6.QtTest import QTest
 from designer.io.files import load_design, save_design
 from designer.model.catalog import default_catalog
 from designer.topologies import generate
+from helpers import without_storage_and_spares
 
 
 @pytest.fixture
@@ -89,7 +90,7 @@ def test_choosing_colocation_moves_the_facility_from_capital_to_yearly_cost(dgx_
 
 
 def test_unpriced_parts_are_named_and_nothing_priced_is_said(make_window, qtbot):
-    window = make_window(generate("server", default_catalog(), platform="tpu-v4-host"))
+    window = make_window(without_storage_and_spares(generate("server", default_catalog(), platform="tpu-v4-host")))
     assert window.scheduler.wait_idle(30_000)
     tab = _show_cost_tab(window, qtbot)
     qtbot.waitUntil(lambda: not tab.plot_page.showing_content, timeout=10_000)
@@ -115,13 +116,46 @@ def test_a_finer_figure_from_the_file_survives_an_edit_of_another(dgx_window, qt
 
 
 def test_a_category_of_only_unpriced_parts_says_so_in_the_text_and_the_legend(make_window, qtbot):
-    # The server template adds storage (ddn-ai400x2), which has no price in the catalogue.
-    window = make_window(generate("server", default_catalog(), platform="dgx-h100"))
+    # Checkpoints to FSx for Lustre, which is rented (billed per GB-month): no price as hardware.
+    design = generate("server", default_catalog(), platform="dgx-h100")
+    design.settings["storage"] = {"part": "aws-fsx-lustre-1000", "count": 100}
+    window = make_window(design)
     assert window.scheduler.wait_idle(30_000)
     tab = _show_cost_tab(window, qtbot)
     qtbot.waitUntil(lambda: tab.plot_page.showing_content, timeout=10_000)
-    assert "storage unpriced: ddn-ai400x2" in tab.labels["capital_usd"].text()
+    assert "storage unpriced: aws-fsx-lustre-1000" in tab.labels["capital_usd"].text()
     assert "storage $0" not in tab.labels["capital_usd"].text()
-    assert tab.capital_legend["storage"].text == "Storage (unpriced: ddn-ai400x2)"
+    assert tab.capital_legend["storage"].text == "Storage (unpriced: aws-fsx-lustre-1000)"
     assert tab.capital_legend["scale_up_network"].text == "Scale-up network"
     assert tab.capital_bars["storage"].opts["width"][0] == 0
+
+
+def test_an_opened_example_says_which_figures_are_derived_estimates(make_window, qtbot, monkeypatch):
+    # The GigaIO SuperNODE from the example gallery: GigaIO and DDN publish no price, so both are
+    # counted at a derived estimate, which the Cost tab names; nothing is left unpriced.
+    from designer.io.examples import example_paths
+    from designer.ui import dialogs
+
+    window = make_window()
+    chosen = next(path for path in example_paths() if path.name.startswith("gigaio-supernode"))
+
+    def accept(dialog):
+        row = example_paths().index(chosen)
+        dialog.table.selectRow(row)
+        dialog._choose(row)
+        return dialog.result()
+
+    monkeypatch.setattr(dialogs.ExampleGallery, "exec", accept)
+    recent = window.recent_files()
+    window.act_open_example.trigger()
+    qtbot.waitUntil(lambda: str(window.document.path) == str(chosen), timeout=10_000)
+    window.settings.setValue("recentFiles", recent)  # the session's recent files stay as other tests expect
+    assert window.scheduler.wait_idle(30_000)
+    tab = _show_cost_tab(window, qtbot)
+    qtbot.waitUntil(lambda: tab.plot_page.showing_content, timeout=10_000)
+    derived = tab.labels["derived_parts"].text()
+    assert derived.startswith("price: ddn-ai400x2, rack-42u, supernode-32; power: ddn-ai400x2, supernode-32")
+    assert "estimated from comparable parts' published figures" in derived
+    assert tab.labels["unpriced_parts"].text() == "none"
+    assert "storage $" in tab.labels["capital_usd"].text()
+    assert tab.labels["per_accelerator_hour_usd"].text().endswith("per accelerator-hour in use")

@@ -70,7 +70,7 @@ def test_summary_shows_exactly_the_summary_rows_of_a_real_evaluation(panel, real
 
 
 def test_summary_elides_a_long_value_instead_of_squeezing_the_metric_names(panel, qtbot):
-    # Frontier's unpriced parts make a value longer than the panel's share for it.
+    # Frontier's parts priced by a derived estimate make a value longer than the panel's share for it.
     from designer.io.examples import example_paths
     from designer.io.files import load_design
     from designer.ui.results.summary import VALUE_MAX_WIDTH
@@ -78,7 +78,7 @@ def test_summary_elides_a_long_value_instead_of_squeezing_the_metric_names(panel
     frontier = next(p for p in example_paths() if p.name.startswith("frontier"))
     panel.show_result(evaluate(load_design(frontier)))
     table = panel.summary.table
-    row = next(r for r in range(table.rowCount()) if table.item(r, 0).text().startswith("Unpriced parts"))
+    row = next(r for r in range(table.rowCount()) if table.item(r, 0).text().startswith("Derived estimates"))
     value = table.item(row, 1)
     assert "cray-ex-cabinet" in value.text() and value.toolTip() == value.text()
     header = table.horizontalHeader()

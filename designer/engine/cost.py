@@ -124,20 +124,23 @@ def unpriced_in_categories(bom: BillOfMaterials, catalog: Catalog) -> dict[str, 
 
 def cost_of_ownership(bom: BillOfMaterials, catalog: Catalog, it_kw: float, accelerators: int,
                       setting: Mapping[str, Any] | None, run_days: float | None, run_accelerators: int,
-                      tokens: float | None) -> Cost:
+                      tokens: float | None, derived_power_parts: tuple[str, ...] = ()) -> Cost:
     """The cost section. `it_kw`: the design's power (its published maxima, the IT load);
     `run_days` and `run_accelerators`: how long the training run takes and on how many
     accelerators (None days: no run); `tokens` it trains on. The per-hour and run figures need
-    every accelerator and server priced."""
+    every accelerator and server priced. `derived_power_parts`: the parts of `it_kw` drawn by a
+    derived estimate (`Power.derived_parts`), listed beside the derived prices."""
     used = assumptions(setting)
     priced = [row for row in bom.rows if row.priced]
     unpriced = tuple(sorted({row.part for row in bom.rows if not row.priced and not row.included}))
+    derived = {"derived_price_parts": tuple(sorted({row.part for row in priced if row.price_derived})),
+               "derived_power_parts": tuple(derived_power_parts)}
     hardware = sum(row.extended_usd for row in priced) if priced else None
     # Energy needs no price: the run's share of the IT load, at the facility meter.
     run = run_days is not None and accelerators > 0
     run_mwh = it_kw * run_accelerators / accelerators * used["pue"] * run_days * 24 / 1000 if run else None
     if hardware is None:
-        return Cost(total_usd=None, priced_lines=0, unpriced_parts=unpriced, run_days=rounded(run_days),
+        return Cost(total_usd=None, priced_lines=0, unpriced_parts=unpriced, **derived, run_days=rounded(run_days),
                     run_energy_mwh=rounded(run_mwh), assumptions=read_only(used))
     by_category: dict[str, float | None] = dict.fromkeys(CATEGORIES, 0.0)
     priced_categories = set()
@@ -173,6 +176,7 @@ def cost_of_ownership(bom: BillOfMaterials, catalog: Catalog, it_kw: float, acce
         total_usd=_money(hardware),
         priced_lines=len(priced),
         unpriced_parts=unpriced,
+        **derived,
         capital_usd=_money(hardware + facility),
         capital_by_category_usd=read_only((key, _money(value)) for key, value in by_category.items()),
         unpriced_by_category=read_only(unpriced_by_category.items()),

@@ -27,6 +27,7 @@ from designer.engine.sections import (
     MemoryPerGpu,
     Network,
     Plan,
+    Power,
     ScaleOutTier,
     ScaleUpTier,
     StepSegment,
@@ -80,7 +81,7 @@ def evaluate(design: Design, catalog: Catalog | None = None, workload: dict | No
         compute=compute,
         memory=memory,
         power=power,
-        cost=run_cost(design, catalog, bom, power.total_kw, accelerators, training, run_days),
+        cost=run_cost(design, catalog, bom, power, accelerators, training, run_days),
         lint=tuple(lint(design, catalog, link_copies)),
         network=network,
         collectives=collectives,
@@ -94,13 +95,13 @@ def evaluate(design: Design, catalog: Catalog | None = None, workload: dict | No
     return replace(result, seconds=time.perf_counter() - started)
 
 
-def run_cost(design: Design, catalog: Catalog, bom, it_kw: float, accelerators: int, training: Training,
+def run_cost(design: Design, catalog: Catalog, bom, power: Power, accelerators: int, training: Training,
              run_days: float | None):
     """The cost section, the training run taking `run_days` days on the plan's accelerators."""
     plan = training.plan
     run_accelerators = plan.tp * plan.pp * plan.dp if isinstance(plan, Plan) else accelerators
-    return tco.cost_of_ownership(bom, catalog, it_kw, accelerators, design.settings.get("cost"), run_days,
-                                 run_accelerators, training.tokens)
+    return tco.cost_of_ownership(bom, catalog, power.total_kw, accelerators, design.settings.get("cost"), run_days,
+                                 run_accelerators, training.tokens, power.derived_parts)
 
 
 def performance(design: Design, catalog: Catalog, workload: dict | None, copies: dict | None = None,

@@ -68,6 +68,15 @@ def chassis_price_usd(server: Part, catalog: Catalog) -> float | None:
     return None if each is None else max(0.0, price - slots * each)
 
 
+def unit_price_derived(part: Part, catalog: Catalog) -> bool:
+    """Whether the price a BOM line charges for the part is a derived estimate: its own price, or
+    for a server platform (charged its chassis share) its price or its default accelerators'."""
+    if part.kind == "server":
+        default = catalog.get(part.get("default_accelerator"))
+        return part.price_derived or (default is not None and default.price_derived)
+    return part.price_derived
+
+
 def inventory(design: Design, catalog: Catalog, copies: dict[str, int], link_copies: dict | None = None) -> Inventory:
     kinds = Counter()
     models: dict[str, Counter] = defaultdict(Counter)
@@ -180,19 +189,21 @@ def bill_of_materials(design: Design, catalog: Catalog, copies: dict[str, int],
         name = part.name if part else part_id
         rows.append(BomRow(category=part.kind if part else "unknown", part=part_id,
                            name=f"{name} (in its server's price)" if included else name, quantity=quantity,
-                           unit_price_usd=None if price is None else float(price), included=included))
+                           unit_price_usd=None if price is None else float(price), included=included,
+                           price_derived=price is not None and unit_price_derived(part, catalog)))
     for (medium_id, variant), quantity in sorted(cables.items()):
         medium = catalog[medium_id]
         price = medium.get(f"{variant}_cable_price_usd")
         reach = "passive copper, within a rack" if variant == "copper" else "optical, between racks"
         rows.append(BomRow(category="cable", part=medium_id, name=f"{medium.name} cable ({reach})", quantity=quantity,
-                           unit_price_usd=None if price is None else float(price), variant=variant))
+                           unit_price_usd=None if price is None else float(price), variant=variant,
+                           price_derived=price is not None and medium.price_derived))
     for medium_id, quantity in sorted(transceivers.items()):
         medium = catalog[medium_id]
         price = medium.get("transceiver_price_usd")
         rows.append(BomRow(category="transceiver", part=medium_id, name=f"{medium.name} transceiver",
                            quantity=quantity, unit_price_usd=None if price is None else float(price),
-                           variant="optical"))
+                           variant="optical", price_derived=price is not None and medium.price_derived))
     rows += storage_and_spare_rows(design, catalog, copies)
     cables_by_medium = Counter()
     for (medium_id, _variant), quantity in cables.items():
@@ -240,7 +251,8 @@ def storage_and_spare_rows(design: Design, catalog: Catalog, copies: dict[str, i
         part, count = storage
         price = part.get("price_usd")
         rows.append(BomRow(category="storage", part=part.id, name=f"{part.name} (checkpoint storage)",
-                           quantity=count, unit_price_usd=None if price is None else float(price)))
+                           quantity=count, unit_price_usd=None if price is None else float(price),
+                           price_derived=price is not None and part.price_derived))
     spare = spare_server(design, copies)
     if spare is not None:
         server, spares = spare
@@ -252,13 +264,15 @@ def storage_and_spare_rows(design: Design, catalog: Catalog, copies: dict[str, i
         if platform is not None and platform.kind == "server":
             price = chassis_price_usd(platform, catalog)
             rows.append(BomRow(category="server", part=platform.id, name=f"{platform.name} (hot spare)",
-                               quantity=spares, unit_price_usd=price, variant="spare"))
+                               quantity=spares, unit_price_usd=price, variant="spare",
+                               price_derived=price is not None and unit_price_derived(platform, catalog)))
         for part_id, quantity in sorted(accelerators.items()):
             part = catalog.get(part_id)
             price = part.get("price_usd") if part else None
             rows.append(BomRow(category=part.kind if part else "unknown", part=part_id,
                                name=f"{part.name if part else part_id} (in the hot spares)", quantity=quantity,
-                               unit_price_usd=None if price is None else float(price), variant="spare"))
+                               unit_price_usd=None if price is None else float(price), variant="spare",
+                               price_derived=price is not None and part.price_derived))
     return rows
 
 
@@ -293,12 +307,14 @@ def power(design: Design, catalog: Catalog, copies: dict[str, int]) -> Power:
     per_rack = defaultdict(float)
     rack_copies: dict[str, int] = {}
     total = 0.0
+    derived: set[str] = set()  # parts drawing power by a derived estimate
     for item in design.items.values():
         watts = item_power_w(design, item, catalog)
         if not watts:
             continue
         n = copies[item.id]
         total += watts * n
+        _note_derived(derived, catalog, item.part)
         rack = design.enclosing(item.id, "rack")
         if rack is not None:
             # Power of one copy of the rack: this item's copies spread over the rack's copies.
@@ -316,13 +332,23 @@ def power(design: Design, catalog: Catalog, copies: dict[str, int]) -> Power:
     if storage is not None:
         part, count = storage
         storage_w = part.number("power_w") * count
+        if storage_w:
+            _note_derived(derived, catalog, part.id)
     spare = spare_server(design, copies)
     if spare is not None:
         server, spares = spare
+        # A spare copies drawn parts: any derived figure among them is already noted above.
         spares_w = spares * sum(item_power_w(design, item, catalog) * each
                                 for item, each in _spare_contents(design, server, copies))
     return Power(total_kw=_exact((total + storage_w + spares_w) / 1000), per_rack=tuple(racks),
-                 storage_kw=_exact(storage_w / 1000), spares_kw=_exact(spares_w / 1000))
+                 storage_kw=_exact(storage_w / 1000), spares_kw=_exact(spares_w / 1000),
+                 derived_parts=tuple(sorted(derived)))
+
+
+def _note_derived(derived: set[str], catalog: Catalog, part_id: str | None) -> None:
+    part = catalog.get(part_id)
+    if part is not None and part.power_derived:
+        derived.add(part.id)
 
 
 def _exact(value: float) -> float:

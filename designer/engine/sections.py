@@ -70,7 +70,8 @@ class BomRow:
     of its server platform's (`included`: a NIC, CPU or switch inside a server, as its power is);
     a server's unit price is its chassis share (the platform's price less its default
     accelerators). Cables and transceivers say their `variant`: "copper" (both ends in one rack)
-    or "optical" (beyond)."""
+    or "optical" (beyond). `price_derived`: the unit price is an estimate derived from other
+    parts' published figures (the catalogue's `price_basis`), not a price published for the part."""
 
     category: str
     part: str
@@ -79,6 +80,7 @@ class BomRow:
     unit_price_usd: float | None
     included: bool = False
     variant: str | None = None
+    price_derived: bool = False
 
     @property
     def extended_usd(self) -> float | None:
@@ -93,6 +95,8 @@ class BomRow:
                "unit_price_usd": self.unit_price_usd, "extended_usd": self.extended_usd}
         if self.included:
             out["included"] = True
+        if self.price_derived:
+            out["price_basis"] = "derived"
         if self.variant is not None:
             out["variant"] = self.variant
         return out
@@ -159,16 +163,19 @@ class RackPower:
 class Power:
     """Total power (kW) and the power of each drawn rack. The total includes the checkpoint
     storage (`storage_kw`) and the hot spare servers, kept powered (`spares_kw`), which are
-    design settings and in no drawn rack."""
+    design settings and in no drawn rack. `derived_parts`: the parts whose counted power is an
+    estimate derived from other parts' published figures (the catalogue's `power_basis`)."""
 
     total_kw: float
     per_rack: tuple[RackPower, ...]
     storage_kw: float = 0.0
     spares_kw: float = 0.0
+    derived_parts: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
         return {"total_kw": self.total_kw, "per_rack": [rack.as_dict() for rack in self.per_rack],
-                "storage_kw": self.storage_kw, "spares_kw": self.spares_kw}
+                "storage_kw": self.storage_kw, "spares_kw": self.spares_kw,
+                "derived_parts": list(self.derived_parts)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,11 +189,16 @@ class Cost:
     training run of `run_days` days: its cost, energy (MWh, at the facility meter) and cost per
     million tokens. `assumptions` are the ones used (the design's `cost` setting over the
     defaults). Money figures are None where nothing is priced; the per-hour and run figures also
-    where an accelerator or server is unpriced, and run figures where the run was not timed."""
+    where an accelerator or server is unpriced, and run figures where the run was not timed.
+    `derived_price_parts` and `derived_power_parts`: the parts counted at a price, or drawing a
+    power, that is an estimate derived from other parts' published figures, not published for
+    the part (docs/costs.md)."""
 
     total_usd: float | None
     priced_lines: int
     unpriced_parts: tuple[str, ...]
+    derived_price_parts: tuple[str, ...] = ()
+    derived_power_parts: tuple[str, ...] = ()
     capital_usd: float | None = None
     capital_by_category_usd: Mapping[str, float | None] = field(default_factory=lambda: read_only(()))
     unpriced_by_category: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: read_only(()))
@@ -202,7 +214,9 @@ class Cost:
 
     def as_dict(self) -> dict:
         return {"total_usd": self.total_usd, "priced_lines": self.priced_lines,
-                "unpriced_parts": list(self.unpriced_parts), "capital_usd": self.capital_usd,
+                "unpriced_parts": list(self.unpriced_parts),
+                "derived_price_parts": list(self.derived_price_parts),
+                "derived_power_parts": list(self.derived_power_parts), "capital_usd": self.capital_usd,
                 "capital_by_category_usd": dict(self.capital_by_category_usd),
                 "unpriced_by_category": {key: list(parts) for key, parts in self.unpriced_by_category.items()},
                 "yearly_usd": self.yearly_usd,

@@ -129,9 +129,16 @@ def unpriced_text(parts: tuple[str, ...]) -> str:
     return "unpriced: " + ", ".join(parts)
 
 
+def derived_text(cost) -> str:
+    """The parts counted at a derived estimate (docs/costs.md), by what is estimated; "" for none."""
+    kinds = (("price", cost.derived_price_parts), ("power", cost.derived_power_parts))
+    return "; ".join(f"{what}: {', '.join(parts)}" for what, parts in kinds if parts)
+
+
 def cost_rows(result: Result) -> list[tuple[str, Any, str]]:
     """Capital by category, yearly cost, cost per accelerator-hour and of the training run
-    (present where something is priced), and the parts without a price."""
+    (present where something is priced), the parts without a price, and the parts counted at a
+    derived estimate of their price or power."""
     cost = result.cost
     rows: list[tuple[str, Any, str]] = []
     if cost.capital_usd is not None:
@@ -151,6 +158,9 @@ def cost_rows(result: Result) -> list[tuple[str, Any, str]]:
         rows.append(("Training run energy", cost.run_energy_mwh, "MWh"))
     if cost.unpriced_parts:
         rows.append(("Unpriced parts (not in the costs)", ", ".join(cost.unpriced_parts), ""))
+    derived = derived_text(cost)
+    if derived:
+        rows.append(("Derived estimates (not published figures)", derived, ""))
     return rows
 
 

@@ -27,16 +27,19 @@ def summary_csv(result: Result) -> str:
 
 def bom_csv(result: Result) -> str:
     """One line per part, cable (per medium and reach) and transceiver, with unit and extended
-    prices; a part without a price says so, a part paid for in its server's price says that."""
+    prices and the price's basis ("published", or "derived": an estimate from comparable parts,
+    docs/costs.md); a part without a price says so, a part paid for in its server's price says that."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["category", "part", "name", "quantity", "unit_price_usd", "extended_usd", "price_note"])
+    writer.writerow(["category", "part", "name", "quantity", "unit_price_usd", "extended_usd", "price_basis",
+                     "price_note"])
     for row in result.bom.rows:
         note = "included in the server's price" if row.included else "" if row.priced else "no price"
+        basis = "" if not row.priced else "derived" if row.price_derived else "published"
         writer.writerow([row.category, row.part, row.name, row.quantity, _blank(row.unit_price_usd),
-                         _blank(row.extended_usd), note])
+                         _blank(row.extended_usd), basis, note])
     if result.cost.total_usd is not None:
-        writer.writerow(["total", "", "priced lines", "", "", result.cost.total_usd, ""])
+        writer.writerow(["total", "", "priced lines", "", "", result.cost.total_usd, "", ""])
     return buffer.getvalue()
 
 

@@ -32,6 +32,11 @@ _ID_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 MEMORY_TYPES = ("hbm2", "hbm2e", "hbm3", "hbm3e", "sram")
 FAMILIES = ("nvlink", "pcie", "infiniband", "ethernet", "ici", "fabrex", "infinity-fabric", "efa", "ipu", "wse")
 TIERS = ("scale-up", "scale-out")
+# Where a price or power figure comes from (`price_basis`, `power_basis`; absent means published):
+# "published" for a figure published for the part itself (a list price, a press estimate, a
+# datasheet), "derived" for an estimate this catalogue computes by a stated rule from published
+# figures of comparable parts or of the part's constituents (docs/costs.md).
+BASES = ("published", "derived")
 # The user's file and the shipped ones are a few hundred kilobytes; this is a hundred times that.
 MAX_CATALOG_BYTES = 16 * 2 ** 20
 MAX_PARTS = 10_000
@@ -72,10 +77,14 @@ _COMMON = {
     "price_usd": _figure(1e9, "USD"), "price_source": _text(2000, True),
     "price_date": {"type": "string", "pattern": r"^[0-9]{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12][0-9]|3[01]))?$",
                    "x-expected": "the month or day of the price, like \"2024-01\" or \"2024-01-31\""},
+    "price_basis": {"enum": list(BASES)},
 }
+# How a power figure was found (`power_basis`, beside `power_w` or a platform's `system_power_w`).
+_POWER_BASIS = {"enum": list(BASES)}
 # What a price needs beside it: when it was quoted and where.
 _PRICE_NEEDS = ["price_source", "price_date"]
-_PRICE_FIELDS = ("price_usd", "copper_cable_price_usd", "optical_cable_price_usd", "transceiver_price_usd")
+_PRICE_FIGURES = ("price_usd", "copper_cable_price_usd", "optical_cable_price_usd", "transceiver_price_usd")
+_PRICE_FIELDS = (*_PRICE_FIGURES, "price_basis")
 # Every field of every kind (docs/catalog.md), with its unit and a bound far above any real part.
 _FIELDS: dict[str, dict[str, dict]] = {
     "accelerator": {
@@ -83,22 +92,26 @@ _FIELDS: dict[str, dict[str, dict]] = {
                         "properties": {p: _figure(1e7, "TFLOPS") for p in PRECISIONS}},
         "memory_gib": _figure(1e6, "GiB"), "memory_type": {"enum": list(MEMORY_TYPES)},
         "memory_bw_tb_per_s": _figure(1e6, "TB/s"), "power_w": _figure(1e6, "W"), "media": _MEDIA,
+        "power_basis": _POWER_BASIS,
         "scale_up_medium": _ID, "scale_up_lanes": _count(0, 4096), "host_medium": _ID, "host_lanes": _count(0, 4096),
     },
-    "cpu": {"cores": _count(0, 10_000), "power_w": _figure(1e5, "W"), "media": _MEDIA},
+    "cpu": {"cores": _count(0, 10_000), "power_w": _figure(1e5, "W"), "power_basis": _POWER_BASIS, "media": _MEDIA},
     "nic": {
         "port_gbps": _figure(1e6, "Gb/s"), "ports": _count(1, 64), "media": _MEDIA, "host_medium": _ID,
         "host_lanes": _count(1, 4096), "power_w": _figure(1e5, "W"), "achieved_gb_per_s": _figure(1e5, "GB/s"),
+        "power_basis": _POWER_BASIS,
     },
     "switch": {
         "ports": _count(1, 1_000_000), "port_lanes": _count(1, 1024), "port_gbps": _figure(1e6, "Gb/s"),
         "media": _MEDIA,
         "bandwidth_tb_per_s": _figure(1e5, "TB/s"), "height_u": _figure(100, "U"), "power_w": _figure(1e6, "W"),
+        "power_basis": _POWER_BASIS,
         "latency_ns": _figure(1e9, "ns"), "in_network_reduction": {"enum": ["nvls", "sharp"]},
         "circuit": {"type": "boolean"}, "cable_bundle": {"type": "boolean"},
     },
     "server": {
         "height_u": _figure(100, "U"), "system_power_w": _figure(1e7, "W"),
+        "power_basis": _POWER_BASIS,
         "accelerator_slots": _count(0, MAX_ACCELERATOR_SLOTS), "nic_slots": _count(0, 1024),
         "default_accelerator": _ID, "default_nic": _ID, "default_nics": _count(0, MAX_SERVER_NICS),
         "default_cpu": _ID, "default_cpus": _count(0, MAX_SERVER_CPUS), "media": _MEDIA,
@@ -112,6 +125,7 @@ _FIELDS: dict[str, dict[str, dict]] = {
     "storage": {
         "read_gb_per_s": _positive(1e6, "GB/s"), "write_gb_per_s": _positive(1e6, "GB/s"),
         "capacity_tb": _figure(1e7, "TB"), "height_u": _figure(100, "U"), "power_w": _figure(1e6, "W"),
+        "power_basis": _POWER_BASIS,
     },
     "medium": {
         "family": {"enum": list(FAMILIES)}, "tier": {"enum": list(TIERS)}, "lane_gb_per_s": _positive(1e5, "GB/s"),
@@ -188,6 +202,16 @@ class Part:
     def peak_tflops(self) -> Mapping[str, float]:
         return self.data.get("peak_tflops", MappingProxyType({}))
 
+    @property
+    def price_derived(self) -> bool:
+        """Its prices are an estimate derived from other parts' published figures, not published for it."""
+        return self.data.get("price_basis") == "derived"
+
+    @property
+    def power_derived(self) -> bool:
+        """Its power figure is an estimate derived from other parts' published figures."""
+        return self.data.get("power_basis") == "derived"
+
     def __reduce__(self):
         # A mapping proxy does not pickle: a part travels (to a sweep's Dask workers) as its plain entry.
         return (part_of_entry, (_thaw(self.data), self.origin, self.where))
@@ -242,7 +266,7 @@ class Catalog:
                 raise CatalogError(part.origin, f"{part.where}.kind",
                                    f"'{part.id}' overrides a {replaced.kind}; an override keeps the kind of the part "
                                    f"it replaces, got {part.kind} (give the new part an id of its own)")
-            merged._parts[part.id] = part
+            merged._parts[part.id] = part if replaced is None else _own_figures(part, replaced)
         merged._check_references(other)
         return merged
 
@@ -269,6 +293,23 @@ class Catalog:
             problem = f"refers to unknown {kind} '{ref}'" if target is None else \
                 f"refers to '{ref}', a {target.kind}, where a {kind} belongs"
             raise CatalogError(part.origin, f"{part.where}.{key}", f"{problem} (part '{part.id}')")
+
+
+# The figures a basis (`price_basis`, `power_basis`) speaks for.
+_BASIS_FIGURES = {"price_basis": _PRICE_FIGURES, "power_basis": ("power_w", "system_power_w")}
+
+
+def _own_figures(part: Part, replaced: Part) -> Part:
+    """An override whose price (or power) differs from the part it replaces gives the user's own
+    figure, a quote: a `price_basis` (`power_basis`) it carried over unchanged from the shipped
+    part, as a copied entry does, no longer describes it and is dropped."""
+    stale = [basis for basis, figures in _BASIS_FIGURES.items()
+             if basis in part.data and part.get(basis) == replaced.get(basis)
+             and any(part.get(key) != replaced.get(key) for key in figures)]
+    if not stale:
+        return part
+    entry = {key: value for key, value in _thaw(part.data).items() if key not in stale}
+    return part_of_entry(entry, part.origin, part.where)
 
 
 def _thaw(value: Any) -> Any:

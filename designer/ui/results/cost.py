@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QGridLayout, QGroupBox
 from designer.canvas import colors
 from designer.engine.cost import ASSUMPTIONS, CATEGORIES, DEFAULTS, NOT_COUNTED, YEARLY
 from designer.engine.result import Result
-from designer.engine.summary import unpriced_text
+from designer.engine.summary import derived_text, unpriced_text
 from designer.ui.results import plotstyle
 from designer.ui.results.formatting import NOT_COMPUTED
 from designer.ui.results.figures import figures_form
@@ -25,7 +25,7 @@ FIGURES = (("capital_usd", "Capital cost"), ("yearly_usd", "Yearly cost"),
            ("yearly_operating_usd", "Of which operating"), ("per_accelerator_hour_usd", "Per accelerator-hour"),
            ("run_usd", "Training run"), ("run_energy_mwh", "Training run energy"),
            ("per_million_tokens_usd", "Per million tokens"), ("unpriced_parts", "Unpriced parts"),
-           ("not_counted", "Not counted"))
+           ("derived_parts", "Derived estimates"), ("not_counted", "Not counted"))
 # Which assumptions apply to which way of paying for the building.
 FACILITY_KEYS = {"build": ("facility_usd_per_kw", "facility_years"), "colocation": ("colocation_usd_per_kw_month",)}
 
@@ -199,12 +199,17 @@ class CostTab:
         self.labels["unpriced_parts"].setText(unpriced if not cost.unpriced_parts
                                               else f"{unpriced} — left out of every figure above")
         self.labels["unpriced_parts"].setStyleSheet(f"color: {colors.WARNING};" if cost.unpriced_parts else "")
+        derived = derived_text(cost)
+        self.labels["derived_parts"].setText(
+            f"{derived} — estimated from comparable parts' published figures, not published for these "
+            "(docs/costs.md)" if derived else "none")
+        self.labels["derived_parts"].setStyleSheet(f"color: {colors.WARNING};" if derived else "")
         self.labels["run_energy_mwh"].setText(f"{cost.run_energy_mwh:,.0f} MWh at the meter"
                                               if cost.run_energy_mwh is not None else NOT_COMPUTED)
         if cost.capital_usd is None:
             self.plot_page.show_message("Nothing in this design has a price in the catalogue.\nUnpriced: " + unpriced)
             for key, _text in FIGURES:
-                if key not in ("run_energy_mwh", "unpriced_parts", "not_counted"):
+                if key not in ("run_energy_mwh", "unpriced_parts", "derived_parts", "not_counted"):
                     self.labels[key].setText(NOT_COMPUTED)
             return
         self.plot_page.show_content()
