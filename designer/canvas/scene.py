@@ -765,7 +765,8 @@ class DesignScene(QGraphicsScene):
 
     def _node_tooltip(self, item_id: str) -> str:
         return tooltips.node_tooltip(self.design.items[item_id], self.document.catalog,
-                                     self.blast_radius(item_id), item_id in self.failed)
+                                     self.blast_radius(item_id),
+                                     tooltips.failure_text(self.design, item_id) if item_id in self.failed else None)
 
     def _link_tooltip(self, link_id: str) -> str:
         return tooltips.link_tooltip(self.design.links[link_id], self.design, self.document.catalog,

@@ -4,17 +4,17 @@ for, not stored on 20,000 items."""
 from __future__ import annotations
 
 from designer.canvas import colors
-from designer.engine.failures import BlastRadius
+from designer.engine.failures import BlastRadius, Failure
 from designer.model.catalog import Catalog
 from designer.model.design import Design, Item, Link
 
 
-def node_tooltip(item: Item, catalog: Catalog, blast: BlastRadius | None, failed: bool) -> str:
-    """What the item is, its part's figures, and what failing one copy of it would do (None:
-    still being worked out)."""
+def node_tooltip(item: Item, catalog: Catalog, blast: BlastRadius | None, failure: str | None) -> str:
+    """What the item is, its part's figures, what failing one copy of it would do (None: still
+    being worked out) and how much of it a what-if marks failed (`failure_text`)."""
     lines = [f"<b>{_esc(item.label)}</b> ({item.kind}, id {_esc(item.id)})"]
-    if failed:
-        lines.append(f"<b style='color:{colors.FAILED}'>Marked failed (what-if)</b>")
+    if failure:
+        lines.append(f"<b style='color:{colors.FAILED}'>What-if: {_esc(failure)}</b>")
     if item.kind == "group":
         lines.append(f"stands for ×{item.count:,} copies of its contents")
     part = catalog.get(item.part)
@@ -37,7 +37,8 @@ def node_tooltip(item: Item, catalog: Catalog, blast: BlastRadius | None, failed
 
 def link_tooltip(link: Link, design: Design, catalog: Catalog, utilization: float | None,
                  bottleneck: bool) -> str:
-    """The link's ends, medium, bandwidth and copies, and what the last result says of it."""
+    """The link's ends, medium, bandwidth and copies, how much of it a what-if marks failed, and
+    what the last result says of it."""
     medium = catalog.get(link.medium)
     a, b = design.items.get(link.a), design.items.get(link.b)
     lines = [f"<b>{_esc(a.label if a else link.a)} — {_esc(b.label if b else link.b)}</b>",
@@ -55,11 +56,32 @@ def link_tooltip(link: Link, design: Design, catalog: Catalog, utilization: floa
             lines.append(f"<span style='color:{colors.ERROR}'>{_esc(problem)}</span>")
         elif ga is not None and gb is not None:
             lines.append(f"copy i of {_esc(ga.label)} ↔ copy i of {_esc(gb.label)} only")
+    failure = failure_text(design, link.id)
+    if failure:
+        lines.append(f"<b style='color:{colors.FAILED}'>What-if: {_esc(failure)}</b>")
     if utilization is not None:
         lines.append(f"Utilization: {utilization * 100:.0f}%")
     if bottleneck:
         lines.append(f"<b style='color:{colors.BOTTLENECK}'>Bottleneck link</b>")
     return "<br>".join(lines)
+
+
+def failure_text(design: Design, target: str) -> str | None:
+    """How much of an item or link a what-if marks failed, in words ("1 of 16 copies failed",
+    "2% of 64 physical links failed: 1"); None when it is not marked."""
+    entry = next((e for e in design.settings.get("failures") or () if e["target"] == target), None)
+    if entry is None:
+        return None
+    if target in design.items:
+        total, what = design.multiplicity(target), "copies"
+    else:
+        total, what = design.link_copies(design.links[target]).instances, "physical links"
+    failed = Failure(target, entry.get("copies"), entry.get("percent")).failed_of(total)
+    if failed >= total:
+        return f"all {total:,} {what} failed" if total > 1 else "failed"
+    if entry.get("percent") is not None:
+        return f"{entry['percent']:g}% of {total:,} {what} failed: {failed:,}"
+    return f"{failed:,} of {total:,} {what} failed"
 
 
 def _esc(text: str) -> str:

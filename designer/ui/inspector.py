@@ -16,11 +16,22 @@ from PySide6.QtWidgets import (QSizePolicy, QComboBox, QFormLayout, QLabel, QLin
                                QTableWidgetItem, QVBoxLayout, QWidget, QAbstractItemView, QHeaderView)
 
 from designer.document.document import Document
-from designer.engine.failures import BlastRadius, blast_radius, failed_targets
+from designer.canvas.tooltips import failure_text
+from designer.engine.failures import BlastRadius, blast_radius
 from designer.model.edits import Edit
 from designer.model.part_change import check_part_change
 
 _BAD = "QLineEdit { border: 2px solid #d50000; background: #fff0f0; }"
+
+
+def _narrow_combo() -> QComboBox:
+    """A combo box as narrow as the dock: a long part name must not widen the form past it, or the
+    form lays out its wrapping rows (blast radius, what-if) for a width it does not have and cuts
+    their second line off."""
+    combo = QComboBox()
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(8)
+    return combo
 
 
 class Inspector(QWidget):
@@ -125,7 +136,7 @@ class Inspector(QWidget):
             else:
                 self._readonly("Copies in total", f"{design.multiplicity(item.id):,}")
             if item.part is not None:
-                combo = QComboBox()
+                combo = _narrow_combo()
                 parts = catalog.of_kind(item.kind)
                 for part in parts:
                     combo.addItem(part.name, part.id)
@@ -145,7 +156,7 @@ class Inspector(QWidget):
             a, b = design.items[link.a], design.items[link.b]
             self.title.setText(f"Link {a.label} — {b.label}")
             self._readonly("Id", link.id)
-            combo = QComboBox()
+            combo = _narrow_combo()
             pa, pb = catalog.get(a.part), catalog.get(b.part)
             media = [m for m in (pa.media if pa else ()) if pb is None or m in pb.media]
             if link.medium not in media:
@@ -160,6 +171,7 @@ class Inspector(QWidget):
             self._line("lanes", "Lanes", str(link.lanes), "Medium units bundled in this link (1 – 4096)")
             self._match_field(link)
             self._readonly("Physical links", f"{design.link_copies(link).instances:,}")
+            self._what_if_row(design, link.id)
             self._show_figures(link.medium)
         else:
             n = getattr(self, "_selected", 0)
@@ -173,7 +185,7 @@ class Inspector(QWidget):
         if not candidates and link.match is None:
             self._readonly("Copies joined", "every copy to every copy")
             return
-        combo = QComboBox()
+        combo = _narrow_combo()
         combo.setObjectName("inspector_match")
         combo.setToolTip("Copy i of one group joined only to copy i of the other (e.g. spine j of every pod "
                          "to core group j)")
@@ -195,8 +207,15 @@ class Inspector(QWidget):
         self._readonly("Blast radius", radius.text() if radius is not None else "computing…")
         self.fields["blast_radius"] = self.form.itemAt(self.form.rowCount() - 1,
                                                        QFormLayout.ItemRole.FieldRole).widget()
-        if item_id in failed_targets(design):
-            self._readonly("What-if", "Marked failed (right-click ▸ Restore)")
+        self._what_if_row(design, item_id)
+
+    def _what_if_row(self, design, target: str) -> None:
+        """How much of the item or link a what-if marks failed, and how to undo it."""
+        failure = failure_text(design, target)
+        if failure:
+            self._readonly("What-if", f"{failure} (right-click ▸ Restore)")
+            self.fields["what_if"] = self.form.itemAt(self.form.rowCount() - 1,
+                                                      QFormLayout.ItemRole.FieldRole).widget()
 
     def _readonly(self, label: str, text: str) -> None:
         value = QLabel(text)

@@ -4,6 +4,7 @@ them. An edit is a design setting (`cost`): the window makes it one undo step.""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,6 +14,7 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QGridLayout, QGroupBox
                                QVBoxLayout, QWidget)
 
 from designer.canvas import colors
+from designer.document.turns import later
 from designer.engine.cost import ASSUMPTIONS, CATEGORIES, DEFAULTS, NOT_COUNTED, YEARLY
 from designer.engine.result import Result
 from designer.engine.summary import unpriced_text
@@ -26,6 +28,8 @@ FIGURES = (("capital_usd", "Capital cost"), ("yearly_usd", "Yearly cost"),
            ("run_usd", "Training run"), ("run_energy_mwh", "Training run energy"),
            ("per_million_tokens_usd", "Per million tokens"), ("unpriced_parts", "Unpriced parts"),
            ("not_counted", "Not counted"))
+VIEW_HEIGHT = (380, 440)  # the plots' view, with the legend in two columns: at least, at most
+LEGEND_ROW_HEIGHT = 24
 # Which assumptions apply to which way of paying for the building.
 FACILITY_KEYS = {"build": ("facility_usd_per_kw", "facility_years"), "colocation": ("colocation_usd_per_kw_month",)}
 
@@ -149,7 +153,7 @@ class CostTab:
         self.capital_plot.getAxis("left").setTicks([[(0, "capital")]])
         self.capital_plot.setYRange(-0.5, 0.5, padding=0)
         self.capital_plot.setMouseEnabled(x=False, y=False)
-        legend = plotstyle.outside_legend(view, row=1, columns=2)
+        legend = self.capital_legend_item = plotstyle.outside_legend(view, row=1, columns=2)
         for key, text in CATEGORIES.items():
             item = plotstyle.bar(colors.COST_CATEGORY[key])
             self.capital_plot.addItem(item)
@@ -168,8 +172,9 @@ class CostTab:
                                    pen=pg.mkPen(colors.CANVAS_BACKGROUND, width=1))
             self.yearly_plot.addItem(item)
             self.yearly_bars[key] = item
-        view.setMinimumHeight(380)
-        view.setMaximumHeight(440)
+        view.sigDeviceRangeChanged.connect(lambda *_: self._fit_legend())
+        view.setMinimumHeight(VIEW_HEIGHT[0])
+        view.setMaximumHeight(VIEW_HEIGHT[1])
         self.view = view
         self.plot_page = Placeholder(view)
         self.message_page = self.plot_page
@@ -187,6 +192,23 @@ class CostTab:
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         scroll.setWidget(content)
         self.page = scroll
+
+    def _fit_legend(self) -> None:
+        """Two legend columns where they fit the panel, else one: a legend wider than the panel
+        would widen the plots with it and cut their right side off."""
+        legend = self.capital_legend_item
+        legend.setColumnCount(2)
+        layout = self.view.ci
+        layout.layout.invalidate()
+        if layout.effectiveSizeHint(Qt.SizeHint.MinimumSize).width() > self.view.viewport().width():
+            legend.setColumnCount(1)
+        layout.setGeometry(self.view.range)
+        # One column has more rows: the view grows by them, so the plots keep their height. Not
+        # now: this may run inside the view's own resize, which would undo a nested one.
+        extra = LEGEND_ROW_HEIGHT * (legend.rowCount - math.ceil(len(legend.items) / 2))
+        heights = (VIEW_HEIGHT[1] + extra, VIEW_HEIGHT[1] + extra) if extra else VIEW_HEIGHT
+        if (self.view.minimumHeight(), self.view.maximumHeight()) != heights:
+            later(lambda: (self.view.setMinimumHeight(heights[0]), self.view.setMaximumHeight(heights[1])), self.view)
 
     def plot_items(self) -> dict[str, pg.BarGraphItem]:
         return {**{f"capital {key}": bar for key, bar in self.capital_bars.items()},
@@ -215,9 +237,11 @@ class CostTab:
             width = (value or 0.0) / factor
             bar.setOpts(x0=[x0], width=[width])
             x0 += width
-            unpriced = cost.unpriced_by_category.get(key, ()) if value is None else ()
-            self.capital_legend[key].setText(f"{CATEGORIES[key]} ({unpriced_text(unpriced)})" if unpriced
-                                             else CATEGORIES[key])
+            # The legend only marks the category: its parts are named in the figures below, and a
+            # long list here would widen the plots past the panel and cut them off.
+            unpriced = value is None and cost.unpriced_by_category.get(key)
+            self.capital_legend[key].setText(f"{CATEGORIES[key]} (unpriced)" if unpriced else CATEGORIES[key])
+        self._fit_legend()
         self.capital_plot.setXRange(0, max(x0, 1e-9) * 1.02, padding=0.01)
         plotstyle.label(self.capital_plot, "bottom", "Capital cost", word)
         yearly_factor, yearly_word = _scale(max(cost.yearly_by_category_usd.values(), default=0.0))
