@@ -5,12 +5,14 @@ radius and what-if rows, failing some of a group's copies, and the cost assumpti
 from __future__ import annotations
 
 from helpers import window_settled
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QContextMenuEvent
+from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QLabel, QPushButton
 
 from designer.io.examples import resolve_design_path
-from designer.io.files import load_design
+from designer.io.files import load_design, save_design
 from designer.model.catalog import default_catalog
+from designer.ui.dialogs import FailCopiesDialog
 
 
 def _open_example(make_window, qtbot, name: str, size: tuple[int, int] = (1400, 900)):
@@ -84,3 +86,102 @@ def test_the_inspectors_blast_radius_and_what_if_rows_show_every_line(make_windo
         qtbot.waitUntil(lambda label=label: label.height() >= label.heightForWidth(label.width()), timeout=10_000)
         assert label.heightForWidth(label.width()) > label.fontMetrics().height() * 1.5, "expected a wrapped row"
     assert window.inspector.fields["blast_radius"].text() == "0 accelerators cut off, 1,024 slowed"
+
+
+# -- failing some of a group's copies --------------------------------------------------------------
+
+def _right_click_and_choose(qtbot, window, scene_point, text: str) -> None:
+    """Right-click the canvas at a scene point and click `text` in the menu that opens."""
+    view = window.view
+    pos = view.mapFromScene(scene_point)
+    chosen = []
+
+    def choose():
+        menu = QApplication.activePopupWidget()
+        if menu is None:
+            QTimer.singleShot(10, choose)
+            return
+        action = next(a for a in menu.actions() if a.text().replace("&", "") == text)
+        chosen.append(action.isEnabled())
+        qtbot.mouseClick(menu, Qt.MouseButton.LeftButton, pos=menu.actionGeometry(action).center())
+
+    QTimer.singleShot(0, choose)
+    event = QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos, view.viewport().mapToGlobal(pos))
+    QApplication.sendEvent(view.viewport(), event)
+    assert chosen == [True]
+
+
+def _answer_fail_copies(qtbot, type_into: str, text: str, seen: list) -> None:
+    """When the Fail Some Copies dialog opens, type `text` into its count or percent box, note
+    what it says will fail, and click Fail."""
+    dialog = QApplication.activeModalWidget()
+    if not isinstance(dialog, FailCopiesDialog):
+        QTimer.singleShot(10, lambda: _answer_fail_copies(qtbot, type_into, text, seen))
+        return
+    spin = dialog.findChild(QAbstractSpinBox, type_into)
+    spin.setFocus()
+    spin.lineEdit().selectAll()
+    qtbot.keyClicks(spin.lineEdit(), text)
+    seen.append(dialog.findChild(QLabel, "failOutcome").text())
+    fail = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Fail")
+    qtbot.mouseClick(fail, Qt.MouseButton.LeftButton)
+
+
+def _degraded_rows(window, qtbot) -> dict[str, tuple[str, ...]]:
+    assert window.scheduler.wait_idle(30_000)
+    qtbot.waitUntil(lambda: window.last_result.degraded is not None, timeout=30_000)
+    tab = _click_tab(window, qtbot, "goodput")
+    return {row[0]: row for row in tab.rows_shown()}
+
+
+def test_a_share_of_a_link_groups_optics_fails_from_the_right_click_menu(make_window, qtbot, tmp_path):
+    # "2 % of optics": the app offered only Fail (every physical link) and Fail One Copy (items only).
+    window = _open_example(make_window, qtbot, "nvidia-superpod-h100-4su")
+    link_id = "su.leaf0--spines.sw"  # one drawn link standing for 64 physical leaf-spine links
+    line = window.scene.link_items[link_id]
+    seen: list[str] = []
+    QTimer.singleShot(0, lambda: _answer_fail_copies(qtbot, "failPercent", "5", seen))
+    _right_click_and_choose(qtbot, window, line.mapToScene(line.line().pointAt(0.5)), "Fail Some Copies…")
+    assert seen == ["3 of 64 physical links fail; the others stay in service."]
+    design = window.document.design
+    assert design.settings["failures"] == [{"target": link_id, "percent": 5.0}]
+    assert window.document.undo_stack.undoText() == "Fail Some Copies"
+    assert line.failed
+    assert "What-if: 5% of 64 physical links failed: 3" in window.scene.tooltip_for(link_id)
+    window.scene.select_ids([link_id])
+    qtbot.waitUntil(lambda: "what_if" in window.inspector.fields, timeout=10_000)
+    row = window.inspector.fields["what_if"]
+    assert row.text() == "5% of 64 physical links failed: 3 (right-click ▸ Restore)"
+    qtbot.waitUntil(lambda: row.height() >= row.heightForWidth(row.width()), timeout=10_000)
+    rows = _degraded_rows(window, qtbot)
+    healthy, degraded = (float(v.replace(",", "")) for v in rows["Scale-out bisection (GB/s)"][1:3])
+    assert degraded < healthy
+
+    path = tmp_path / "optics.cluster.json"
+    save_design(design, path)
+    reopened = make_window(load_design(path, default_catalog()))
+    assert reopened.document.design.settings["failures"] == [{"target": link_id, "percent": 5.0}]
+    assert reopened.scene.link_items[link_id].failed
+
+    window.act_undo.trigger()
+    assert "failures" not in window.document.design.settings and not line.failed
+    window.act_redo.trigger()
+    assert window.document.design.settings["failures"] == [{"target": link_id, "percent": 5.0}] and line.failed
+
+
+def test_four_of_sixteen_spines_fail_by_count_and_the_bisection_drops_by_a_quarter(make_window, qtbot):
+    window = _open_example(make_window, qtbot, "nvidia-superpod-h100-4su")
+    node = window.scene.nodes["spines.sw"]
+    assert not window.act_fail_some.isEnabled()  # nothing selected yet
+    seen: list[str] = []
+    QTimer.singleShot(0, lambda: _answer_fail_copies(qtbot, "failCount", "4", seen))
+    _right_click_and_choose(qtbot, window, node.sceneBoundingRect().center(), "Fail Some Copies…")
+    assert seen == ["4 of 16 copies fail; the others stay in service."]
+    assert window.document.design.settings["failures"] == [{"target": "spines.sw", "copies": 4}]
+    assert "What-if: 4 of 16 copies failed" in window.scene.tooltip_for("spines.sw")
+    rows = _degraded_rows(window, qtbot)
+    assert rows["Scale-out bisection (GB/s)"][1:3] == ("25,600", "19,200")
+    assert "(-25.0%)" in rows["Scale-out bisection (GB/s)"][3]
+    # Marked once, the item offers Restore, not a second share.
+    window.scene.select_ids(["spines.sw"])
+    assert window.act_restore.isEnabled() and not window.act_fail_some.isEnabled()

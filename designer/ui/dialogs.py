@@ -1,11 +1,16 @@
-"""Dialogs (the example gallery, About) and the status bar's progress of a long export."""
+"""Dialogs (the example gallery, About, how many copies a what-if fails) and the status bar's progress of
+a long export."""
 
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QHBoxLayout, QHeaderView, QLabel,
-                               QMessageBox, QProgressBar, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QDoubleSpinBox, QGridLayout,
+                               QHBoxLayout, QHeaderView, QLabel, QMessageBox, QProgressBar, QPushButton, QRadioButton,
+                               QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+
+from designer.engine.failures import Failure
 
 
 class ExampleGallery(QDialog):
@@ -110,3 +115,60 @@ class ExportProgress(QWidget):
 
     def show_progress(self, done: int, total: int) -> None:
         self.bar.setValue(int(1000 * done / max(1, total)))
+
+
+class FailCopiesDialog(QDialog):
+    """What-if: how many of an item's copies (or a link's physical links) to take out of service,
+    as a number or a share of them ("1 of 16 spines", "2 % of the optics"). The line under the
+    choice says how many that is, by the engine's own rule; `failure(target)` is the answer."""
+
+    def __init__(self, what: str, total: int, unit: str, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Fail Some Copies")
+        self.total = total
+        self.unit = unit
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel(f"<b>{html.escape(what)}</b> stands for {total:,} {unit}. Take out of service:"))
+        grid = QGridLayout()
+        self.by_count = QRadioButton("A number of them")
+        self.count = QSpinBox()
+        self.count.setObjectName("failCount")
+        self.count.setRange(1, total)
+        self.count.setSuffix(f" of {total:,}")
+        self.by_percent = QRadioButton("A share of them")
+        self.percent = QDoubleSpinBox()
+        self.percent.setObjectName("failPercent")
+        self.percent.setRange(0.1, 100.0)
+        self.percent.setDecimals(1)
+        self.percent.setValue(2.0)
+        self.percent.setSuffix(" %")
+        grid.addWidget(self.by_count, 0, 0)
+        grid.addWidget(self.count, 0, 1)
+        grid.addWidget(self.by_percent, 1, 0)
+        grid.addWidget(self.percent, 1, 1)
+        layout.addLayout(grid)
+        self.outcome = QLabel()
+        self.outcome.setObjectName("failOutcome")
+        layout.addWidget(self.outcome)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Fail")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.by_count.setChecked(True)
+        # Typing a figure chooses its way of counting.
+        self.count.valueChanged.connect(lambda _v: self.by_count.setChecked(True))
+        self.percent.valueChanged.connect(lambda _v: self.by_percent.setChecked(True))
+        for signal in (self.count.valueChanged, self.percent.valueChanged, self.by_count.toggled):
+            signal.connect(self._show_outcome)
+        self._show_outcome()
+
+    def failure(self, target: str) -> Failure:
+        if self.by_percent.isChecked():
+            return Failure(target, percent=round(self.percent.value(), 1))
+        return Failure(target, copies=self.count.value())
+
+    def _show_outcome(self, *_args) -> None:
+        failed = self.failure("").failed_of(self.total)
+        self.outcome.setText(f"{failed:,} of {self.total:,} {self.unit} fail"
+                             + ("; the others stay in service." if failed < self.total else ": all of them."))

@@ -24,14 +24,20 @@ from designer.model.part_change import check_part_change
 _BAD = "QLineEdit { border: 2px solid #d50000; background: #fff0f0; }"
 
 
-def _narrow_combo() -> QComboBox:
-    """A combo box as narrow as the dock: a long part name must not widen the form past it, or the
-    form lays out its wrapping rows (blast radius, what-if) for a width it does not have and cuts
-    their second line off."""
-    combo = QComboBox()
-    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-    combo.setMinimumContentsLength(8)
-    return combo
+class _WrappingText(QLabel):
+    """A read-only value that wraps. The form lays its rows out for the labels' preferred widths,
+    not the width they get, and would cut a second line off: the label asks for the height its
+    lines need at the width it has."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.setWordWrap(True)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        needed = self.heightForWidth(self.width())
+        if needed != self.minimumHeight():
+            self.setMinimumHeight(needed)
 
 
 class Inspector(QWidget):
@@ -136,7 +142,7 @@ class Inspector(QWidget):
             else:
                 self._readonly("Copies in total", f"{design.multiplicity(item.id):,}")
             if item.part is not None:
-                combo = _narrow_combo()
+                combo = QComboBox()
                 parts = catalog.of_kind(item.kind)
                 for part in parts:
                     combo.addItem(part.name, part.id)
@@ -156,7 +162,7 @@ class Inspector(QWidget):
             a, b = design.items[link.a], design.items[link.b]
             self.title.setText(f"Link {a.label} — {b.label}")
             self._readonly("Id", link.id)
-            combo = _narrow_combo()
+            combo = QComboBox()
             pa, pb = catalog.get(a.part), catalog.get(b.part)
             media = [m for m in (pa.media if pa else ()) if pb is None or m in pb.media]
             if link.medium not in media:
@@ -185,7 +191,7 @@ class Inspector(QWidget):
         if not candidates and link.match is None:
             self._readonly("Copies joined", "every copy to every copy")
             return
-        combo = _narrow_combo()
+        combo = QComboBox()
         combo.setObjectName("inspector_match")
         combo.setToolTip("Copy i of one group joined only to copy i of the other (e.g. spine j of every pod "
                          "to core group j)")
@@ -218,9 +224,8 @@ class Inspector(QWidget):
                                                       QFormLayout.ItemRole.FieldRole).widget()
 
     def _readonly(self, label: str, text: str) -> None:
-        value = QLabel(text)
+        value = _WrappingText(text)
         value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        value.setWordWrap(True)
         self.form.addRow(label, value)
 
     def _line(self, key: str, label: str, text: str, tip: str) -> QLineEdit:

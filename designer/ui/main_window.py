@@ -368,10 +368,12 @@ class MainWindow(QMainWindow):
           "What-if: take the selection (every copy) out of service and compare with the healthy design")
         a("fail_one", "Fail &One Copy", lambda: self.mark_failed(1), None,
           "What-if: take one copy of the selected item out of service")
+        a("fail_some", "Fail &Some Copies…", self.fail_some_copies, None,
+          "What-if: take a number or a share of the selected item's copies (or link's physical links) out of service")
         a("restore", "&Restore", self.restore_failed, None, "Put the selection back in service")
         self.inspector.blast_source = self.scene.blast_radius
         self.scene.blastReady.connect(self.inspector.refresh)
-        for name in ("fail", "fail_one", "restore"):
+        for name in ("fail", "fail_one", "fail_some", "restore"):
             action = getattr(self, f"act_{name}")
             action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             self.removeAction(action)
@@ -393,6 +395,7 @@ class MainWindow(QMainWindow):
         self.act_fail.setEnabled(fail)
         self.act_fail_one.setEnabled(replicated and any(i not in marked and design.multiplicity(i) > 1 for i in items))
         self.act_restore.setEnabled(not (marked.isdisjoint(items) and marked.isdisjoint(links)))
+        self.act_fail_some.setEnabled(self._copies_to_fail(items, links) is not None)
 
     def mark_failed(self, copies: int | None) -> None:
         design = self.document.design
@@ -408,6 +411,40 @@ class MainWindow(QMainWindow):
         entries = list(design.settings.get("failures") or [])
         entries += [Failure(i, copies).setting() for i in chosen]
         self.document.set_setting("failures", entries, "Fail" if copies is None else "Fail One Copy")
+
+    def _copies_to_fail(self, items: list[str], links: list[str]) -> tuple[str, str, int, str] | None:
+        """(id, name, copies, what they are) of the one selected item or link a share of whose
+        copies can fail: it stands for several and is not marked yet; else None."""
+        design = self.document.design
+        if len(items) + len(links) != 1:
+            return None
+        target = (items or links)[0]
+        if target in failed_targets(design):
+            return None
+        if items:
+            item = design.items[target]
+            total, what, name = design.multiplicity(target), "copies", item.label
+        else:
+            link = design.links[target]
+            total, what = design.link_copies(link).instances, "physical links"
+            name = f"Link {design.items[link.a].label} — {design.items[link.b].label}"
+        return (target, name, total, what) if total > 1 else None
+
+    def fail_some_copies(self) -> None:
+        """Ask how many of the selected item's copies (or link's physical links) fail, and mark them."""
+        from designer.ui.dialogs import FailCopiesDialog
+
+        items, links = self.scene.selection()
+        chosen = self._copies_to_fail(items, links)
+        if chosen is None:
+            return
+        target, name, total, what = chosen
+        dialog = FailCopiesDialog(name, total, what, self)
+        if dialog.exec() != FailCopiesDialog.DialogCode.Accepted:
+            return
+        entries = list(self.document.design.settings.get("failures") or [])
+        entries.append(dialog.failure(target).setting())
+        self.document.set_setting("failures", entries, "Fail Some Copies")
 
     def restore_failed(self) -> None:
         design = self.document.design
