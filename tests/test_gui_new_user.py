@@ -4,6 +4,7 @@ radius and what-if rows, failing some of a group's copies, and the cost assumpti
 
 from __future__ import annotations
 
+import pytest
 from helpers import window_settled
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QContextMenuEvent
@@ -185,3 +186,76 @@ def test_four_of_sixteen_spines_fail_by_count_and_the_bisection_drops_by_a_quart
     # Marked once, the item offers Restore, not a second share.
     window.scene.select_ids(["spines.sw"])
     assert window.act_restore.isEnabled() and not window.act_fail_some.isEnabled()
+
+
+def _menu_action(window, *path: str):
+    """The action at a menu path of the menu bar, by the texts a user reads ("Design", "Failure What-If", …)."""
+    actions = window.menuBar().actions()
+    for i, text in enumerate(path):
+        action = next(a for a in actions if a.text().replace("&", "") == text)
+        if i < len(path) - 1:
+            actions = action.menu().actions()
+    return action
+
+
+def test_the_failure_actions_are_in_the_design_menu_and_restore_all_clears_every_mark(make_window, qtbot):
+    # The failure what-if was reachable only by right-clicking; nothing in the menu bar said it exists.
+    window = _open_example(make_window, qtbot, "nvidia-superpod-h100-4su")
+    restore_all = _menu_action(window, "Design", "Failure What-If", "Restore All")
+    assert not restore_all.isEnabled()
+    _click_item(window, qtbot, "spines.sw")
+    _menu_action(window, "Design", "Failure What-If", "Fail One Copy").trigger()
+    window.scene.select_ids(["su.leaf0--spines.sw"])
+    _menu_action(window, "Design", "Failure What-If", "Fail").trigger()
+    design = window.document.design
+    assert [e["target"] for e in design.settings["failures"]] == ["spines.sw", "su.leaf0--spines.sw"]
+    assert restore_all.isEnabled()
+    restore_all.trigger()
+    assert "failures" not in window.document.design.settings
+    assert window.document.undo_stack.undoText() == "Restore All"
+    assert not window.scene.failed and not restore_all.isEnabled()
+    assert window.scheduler.wait_idle(30_000)
+    qtbot.waitUntil(lambda: window.last_result.degraded is None, timeout=30_000)
+    window.act_undo.trigger()
+    assert len(window.document.design.settings["failures"]) == 2 and window.scene.failed == {
+        "spines.sw", "su.leaf0--spines.sw"}
+
+
+# -- the cost assumptions' defaults ----------------------------------------------------------------
+
+def _type_into(qtbot, spin, text: str) -> None:
+    spin.setFocus()
+    spin.lineEdit().selectAll()
+    qtbot.keyClicks(spin.lineEdit(), text)
+    qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
+
+
+def test_a_changed_assumption_shows_its_default_and_reset_to_defaults_is_one_undo_step(make_window, qtbot):
+    # Once edited, an assumption's default was nowhere to be seen, and going back meant knowing it.
+    window = _open_example(make_window, qtbot, "nvidia-superpod-h100-4su")
+    form = _click_tab(window, qtbot, "cost").assumptions
+    source = form.sources["electricity_usd_per_kwh"]
+    assert "Default" not in source.text() and "EIA" in source.text()
+    assert not form.reset.isEnabled()
+    _type_into(qtbot, form.editors["electricity_usd_per_kwh"], "0.16")
+    _type_into(qtbot, form.editors["pue"], "1.5")
+    doc = window.document
+    assert doc.design.settings["cost"] == {"electricity_usd_per_kwh": 0.16, "pue": 1.5}
+    assert source.text().startswith("<b>Default: 0.080 USD/kWh.</b> US average industrial price")
+    assert form.sources["pue"].text().startswith("<b>Default: 1.30.</b>")
+    assert "Default" not in form.sources["depreciation_years"].text()
+    assert window.scheduler.wait_idle(30_000)
+    qtbot.waitUntil(lambda: window.last_result.cost.assumptions["pue"] == 1.5, timeout=30_000)
+
+    assert form.reset.isEnabled()
+    steps = doc.undo_stack.count()
+    qtbot.mouseClick(form.reset, Qt.MouseButton.LeftButton)
+    assert "cost" not in doc.design.settings and doc.undo_stack.count() == steps + 1
+    assert form.editors["electricity_usd_per_kwh"].value() == pytest.approx(0.08)
+    assert "Default" not in source.text() and not form.reset.isEnabled()
+    assert window.scheduler.wait_idle(30_000)
+    qtbot.waitUntil(lambda: window.last_result.cost.assumptions["pue"] == 1.3, timeout=30_000)
+
+    window.act_undo.trigger()
+    assert doc.design.settings["cost"] == {"electricity_usd_per_kwh": 0.16, "pue": 1.5}
+    assert form.editors["pue"].value() == pytest.approx(1.5) and source.text().startswith("<b>Default: 0.080")

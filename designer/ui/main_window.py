@@ -291,7 +291,9 @@ class MainWindow(QMainWindow):
         """Design ▸ In-Network Reduction: whether collectives may reduce inside the switches, NVLink
         SHARP (NVLS) on the scale-up switches and InfiniBand SHARP on the scale-out ones. A design
         setting (saved, one undo step); it takes effect only where the switch parts support it."""
-        menu = bar.addMenu("&Design").addMenu("&In-Network Reduction")
+        design_menu = bar.addMenu("&Design")
+        self._build_what_if_menu(design_menu)
+        menu = design_menu.addMenu("&In-Network Reduction")
         self.in_network_actions: dict[str, QAction] = {}
         for kind, text, tip in (
                 ("nvls", "&NVLink SHARP (NVLS)", "Let collectives reduce in NVLink switches that support NVLS"),
@@ -378,6 +380,21 @@ class MainWindow(QMainWindow):
             action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             self.removeAction(action)
             self.view.addAction(action)
+
+    def _build_what_if_menu(self, design_menu) -> None:
+        """Design ▸ Failure What-If: the right-click menu's failure actions where a user looks for
+        them in the menu bar, and Restore All, which clears every mark at once."""
+        self._action("restore_all", "Restore &All", lambda: self.document.set_setting("failures", None, "Restore All"),
+                     None, "Put every part marked failed back in service")
+        self.act_restore_all.setEnabled(False)
+        self.document.changed.connect(
+            lambda _change: self.act_restore_all.setEnabled(bool(self.document.design.settings.get("failures"))))
+        menu = design_menu.addMenu("Failure &What-If")
+        for name in ("fail", "fail_one", "fail_some", "restore"):
+            menu.addAction(getattr(self, f"act_{name}"))
+        menu.addSeparator()
+        menu.addAction(self.act_restore_all)
+        design_menu.addSeparator()
 
     def _update_failure_actions(self, items: list[str], links: list[str]) -> None:
         # Select All on a big design chooses tens of thousands of ids: each answer takes the

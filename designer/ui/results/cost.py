@@ -4,18 +4,19 @@ them. An edit is a design setting (`cost`): the window makes it one undo step.""
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Mapping
 from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QGridLayout, QGroupBox, QLabel, QScrollArea,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QGridLayout, QGroupBox, QLabel, QPushButton,
+                               QScrollArea, QVBoxLayout, QWidget)
 
 from designer.canvas import colors
 from designer.document.turns import later
-from designer.engine.cost import ASSUMPTIONS, CATEGORIES, DEFAULTS, NOT_COUNTED, YEARLY
+from designer.engine.cost import ASSUMPTIONS, CATEGORIES, DEFAULTS, NOT_COUNTED, YEARLY, Assumption
 from designer.engine.result import Result
 from designer.engine.summary import unpriced_text
 from designer.ui.results import plotstyle
@@ -52,6 +53,14 @@ def _scale(largest: float) -> tuple[float, str]:
     return 1.0, "USD"
 
 
+def _assumption_text(assumption: Assumption, value: Any) -> str:
+    """An assumption's value as its editor shows it: "0.080 USD/kWh", "5.0 years", "build"."""
+    if assumption.choices:
+        return str(value)
+    unit = f" {assumption.unit}" if assumption.unit and assumption.unit != "fraction" else ""
+    return f"{value:,.{assumption.decimals}f}{unit}"
+
+
 class AssumptionsForm(QObject):
     """The cost model's assumptions; `changed` carries the design's new `cost` setting (only the
     values that differ from the defaults; None when all are defaults)."""
@@ -67,6 +76,7 @@ class AssumptionsForm(QObject):
         grid.setVerticalSpacing(4)
         grid.setColumnStretch(2, 1)
         self.editors: dict[str, QDoubleSpinBox | QComboBox] = {}
+        self.sources: dict[str, QLabel] = {}
         for row, assumption in enumerate(ASSUMPTIONS):
             if assumption.choices:
                 editor = QComboBox()
@@ -83,6 +93,8 @@ class AssumptionsForm(QObject):
             editor.setObjectName(f"cost-{assumption.key}")
             editor.setToolTip(assumption.source)
             source = QLabel(assumption.source)
+            source.setObjectName(f"cost-source-{assumption.key}")
+            source.setTextFormat(Qt.TextFormat.RichText)
             source.setWordWrap(True)
             source.setStyleSheet(f"color: {colors.DIM_TEXT}; font-size: 8.5pt;")
             source.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -90,6 +102,12 @@ class AssumptionsForm(QObject):
             grid.addWidget(editor, row, 1)
             grid.addWidget(source, row, 2)
             self.editors[assumption.key] = editor
+            self.sources[assumption.key] = source
+        self.reset = QPushButton("Reset to Defaults")
+        self.reset.setObjectName("cost-reset")
+        self.reset.setToolTip("Every assumption back to its default (one undo step)")
+        self.reset.clicked.connect(lambda: self.changed.emit(None))
+        grid.addWidget(self.reset, len(ASSUMPTIONS), 1)
         self.box = box
         self.set_setting(None)
 
@@ -128,6 +146,19 @@ class AssumptionsForm(QObject):
         for facility, keys in FACILITY_KEYS.items():
             for key in keys:
                 self.editors[key].setEnabled(facility == mode)
+        self._show_defaults()
+
+    def _show_defaults(self) -> None:
+        """A changed assumption says its default beside its source, so the user can go back to it."""
+        changed = self.setting() or {}
+        for assumption in ASSUMPTIONS:
+            label = self.sources[assumption.key]
+            if assumption.key in changed:
+                label.setText(f"<b>Default: {_assumption_text(assumption, assumption.default)}.</b> "
+                              f"{html.escape(assumption.source, quote=False)}")
+            else:
+                label.setText(html.escape(assumption.source, quote=False))
+        self.reset.setEnabled(bool(changed))
 
     def _edited(self, *_: Any) -> None:
         self._sync_enabled()
