@@ -259,3 +259,43 @@ def test_a_changed_assumption_shows_its_default_and_reset_to_defaults_is_one_und
     window.act_undo.trigger()
     assert doc.design.settings["cost"] == {"electricity_usd_per_kwh": 0.16, "pue": 1.5}
     assert form.editors["pue"].value() == pytest.approx(1.5) and source.text().startswith("<b>Default: 0.080")
+
+
+# -- goodput ---------------------------------------------------------------------------------------
+
+def _goodput_rows(tab) -> dict[str, tuple[str, str]]:
+    table = tab.goodput_table
+    return {table.item(r, 0).text(): (table.item(r, 1).text(), table.item(r, 2).text())
+            for r in range(table.rowCount())}
+
+
+def test_goodput_leads_with_what_the_job_loses_in_units_a_reader_takes_in(make_window, qtbot):
+    # At 1280x800 the effective ratio and the days with failures were below the fold, the ratio a
+    # bare 0.9853, the checkpoint interval 854.2 s and the part classes "nic", "switch".
+    window = _open_example(make_window, qtbot, "nvidia-superpod-h100-4su", (1280, 800))
+    tab = _click_tab(window, qtbot, "goodput")
+    g = window.last_result.goodput
+    table = tab.goodput_table
+    first = [table.item(r, 0).text() for r in range(3)]
+    assert first == ["Effective training time ratio", "Days to train, with failures", "Days to train, without failures"]
+    _settle(window, qtbot)
+    assert all(table.visualItemRect(table.item(r, 0)).bottom() <= table.viewport().height() for r in range(3))
+    rows = _goodput_rows(tab)
+    assert rows["Effective training time ratio"] == (f"{g.effective_ratio * 100:.2f}", "%")
+    assert rows["Days to train, without failures"] == (f"{window.last_result.training.days:,.2f}", "days")
+    assert rows["Checkpoint interval (Young/Daly)"] == (f"{g.checkpoint_interval_s / 60:.1f}", "min")
+    assert rows["Checkpoint write"][1] == "s"
+    assert "  interruptions from NICs" in rows and "  interruptions from switches" in rows
+    spare = rows["Chance a hot spare is free"]
+    assert spare[1] == "%" and float(spare[0]) > 99
+
+    # No hot spares: a failed server is waited for, and the rows say so.
+    spin = tab.spares
+    spin.setFocus()
+    spin.lineEdit().selectAll()
+    qtbot.keyClicks(spin.lineEdit(), "0")
+    qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
+    assert window.scheduler.wait_idle(30_000)
+    qtbot.waitUntil(lambda: _goodput_rows(tab)["Chance a hot spare is free"] == ("0.00", "%"), timeout=30_000)
+    restart = _goodput_rows(tab)["Restart and recovery per interruption"]
+    assert restart[1] == "h" and float(restart[0]) > 1
