@@ -301,3 +301,26 @@ def test_goodput_leads_with_what_the_job_loses_in_units_a_reader_takes_in(make_w
     qtbot.waitUntil(lambda: _goodput_rows(tab)["Chance a hot spare is free"] == ("0.00", "%"), timeout=30_000)
     restart = _goodput_rows(tab)["Restart and recovery per interruption"]
     assert restart[1] == "h" and float(restart[0]) > 1
+
+
+def test_the_right_click_menu_sets_the_what_if_apart_from_the_editing_actions(make_window, qtbot):
+    window = _open_example(make_window, qtbot, "nvidia-superpod-h100-4su")
+    view = window.view
+    pos = view.mapFromScene(window.scene.nodes["spines.sw"].sceneBoundingRect().center())
+    shown: list[list] = []
+
+    def read_and_close():
+        menu = QApplication.activePopupWidget()
+        if menu is None:
+            QTimer.singleShot(10, read_and_close)
+            return
+        shown.append([(a.isSeparator(), a.text().replace("&", "")) for a in menu.actions() if a.isVisible()])
+        menu.close()
+
+    QTimer.singleShot(0, read_and_close)
+    QApplication.sendEvent(view.viewport(),
+                           QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos, view.viewport().mapToGlobal(pos)))
+    entries = shown[0]
+    fail = entries.index((False, "Fail"))
+    assert entries[fail - 1][0], "a separator above Fail"
+    assert [text for _sep, text in entries[fail:]] == ["Fail", "Fail One Copy", "Fail Some Copies…"]

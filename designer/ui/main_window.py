@@ -375,6 +375,10 @@ class MainWindow(QMainWindow):
         a("restore", "&Restore", self.restore_failed, None, "Put the selection back in service")
         self.inspector.blast_source = self.scene.blast_radius
         self.scene.blastReady.connect(self.inspector.refresh)
+        # In the right-click menu the what-if stands apart from the editing actions above it.
+        separator = QAction(self)
+        separator.setSeparator(True)
+        self.view.addAction(separator)
         for name in ("fail", "fail_one", "fail_some", "restore"):
             action = getattr(self, f"act_{name}")
             action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
