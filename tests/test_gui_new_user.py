@@ -8,7 +8,7 @@ import pytest
 from helpers import window_settled
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QContextMenuEvent
-from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QLabel, QPushButton
+from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QGraphicsLineItem, QLabel, QPushButton
 
 from designer.io.examples import resolve_design_path
 from designer.io.files import load_design, save_design
@@ -130,6 +130,11 @@ def _answer_fail_copies(qtbot, type_into: str, text: str, seen: list) -> None:
     qtbot.mouseClick(fail, Qt.MouseButton.LeftButton)
 
 
+def _strike(node):
+    lines = [child for child in node.plate.childItems() if isinstance(child, QGraphicsLineItem)]
+    return lines[0] if lines else None
+
+
 def _degraded_rows(window, qtbot) -> dict[str, tuple[str, ...]]:
     assert window.scheduler.wait_idle(30_000)
     qtbot.waitUntil(lambda: window.last_result.degraded is not None, timeout=30_000)
@@ -149,7 +154,8 @@ def test_a_share_of_a_link_groups_optics_fails_from_the_right_click_menu(make_wi
     design = window.document.design
     assert design.settings["failures"] == [{"target": link_id, "percent": 5.0}]
     assert window.document.undo_stack.undoText() == "Fail Some Copies"
-    assert line.failed
+    # Drawn dotted: some of its physical links, not all (those are dashed).
+    assert line.failed and line.pen().style() == Qt.PenStyle.DotLine
     assert "What-if: 5% of 64 physical links failed: 3" in window.scene.tooltip_for(link_id)
     window.scene.select_ids([link_id])
     qtbot.waitUntil(lambda: "what_if" in window.inspector.fields, timeout=10_000)
@@ -182,12 +188,21 @@ def test_four_of_sixteen_spines_fail_by_count_and_the_bisection_drops_by_a_quart
     assert seen == ["4 of 16 copies fail; the others stay in service."]
     assert window.document.design.settings["failures"] == [{"target": "spines.sw", "copies": 4}]
     assert "What-if: 4 of 16 copies failed" in window.scene.tooltip_for("spines.sw")
+    # A dashed strike: some of the copies (every copy failed is struck through solid, below).
+    assert _strike(node).pen().style() == Qt.PenStyle.DashLine
     rows = _degraded_rows(window, qtbot)
     assert rows["Scale-out bisection (GB/s)"][1:3] == ("25,600", "19,200")
     assert "(-25.0%)" in rows["Scale-out bisection (GB/s)"][3]
     # Marked once, the item offers Restore, not a second share.
     window.scene.select_ids(["spines.sw"])
     assert window.act_restore.isEnabled() and not window.act_fail_some.isEnabled()
+
+    window.act_undo.trigger()
+    assert _strike(node) is None and "failures" not in window.document.design.settings
+    window.scene.select_ids(["spines.sw"])
+    window.act_fail.trigger()
+    assert _strike(node).pen().style() == Qt.PenStyle.SolidLine
+    assert "What-if: all 16 copies failed" in window.scene.tooltip_for("spines.sw")
 
 
 def _menu_action(window, *path: str):

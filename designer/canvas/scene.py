@@ -76,6 +76,7 @@ class DesignScene(QGraphicsScene):
         self._staged: list[tuple[Any, Any]] = []
         self._pending_selection: list[str] = []  # chosen while a sliced build runs; selected when it ends
         self.failed: set[str] = set()  # items and links marked failed (settings["failures"]), drawn struck through
+        self.partly_failed: set[str] = set()  # those of them marked failed in only some of their copies
         self._blast: dict[str, BlastRadius] = {}  # blast radius by item, until the design changes
         self._blast_index: BlastIndex | None = None
         self._blast_generation = 0  # a change makes an index being built off the UI thread stale
@@ -184,7 +185,7 @@ class DesignScene(QGraphicsScene):
         node = NodeItem(item.id, item.kind, item.label, self._short_part(item), item.count)
         node.setPos(item.x, item.y)
         if item.id in self.failed:
-            node.set_failed(True)
+            node.set_failed(True, item.id in self.partly_failed)
         if not self.detail:
             node.set_text_visible(False)
         self.nodes[item.id] = node
@@ -256,6 +257,7 @@ class DesignScene(QGraphicsScene):
         item.utilization = self.utilization.get(link.id)
         item.bottleneck = link.id == self.bottleneck
         item.failed = link.id in self.failed
+        item.failed_partly = link.id in self.partly_failed
         item.restyle()
 
     # --- mirroring document changes ------------------------------------------------------------
@@ -699,18 +701,21 @@ class DesignScene(QGraphicsScene):
 
     # --- failure what-if -------------------------------------------------------------------------
     def show_failures(self) -> None:
-        """Strike through what the design marks failed, and restore what it no longer does."""
+        """Strike through what the design marks failed (dashed where only some copies are), and
+        restore what it no longer does."""
         failed = failed_targets(self.design)
-        for target in failed ^ self.failed:
+        partly = {entry["target"] for entry in self.design.settings.get("failures") or ()
+                  if tooltips.failed_partly(self.design, entry)}
+        for target in (failed ^ self.failed) | (partly ^ self.partly_failed):
             on = target in failed
             node = self.nodes.get(target)
             if node is not None:
-                node.set_failed(on)
+                node.set_failed(on, target in partly)
             link = self.link_items.get(target)
             if link is not None:
-                link.failed = on
+                link.failed, link.failed_partly = on, target in partly
                 link.restyle()
-        self.failed = failed
+        self.failed, self.partly_failed = failed, partly
 
     def blast_radius(self, item_id: str) -> BlastRadius | None:
         """What failing one copy of an item would do, cached until the design changes; None while

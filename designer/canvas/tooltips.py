@@ -66,17 +66,36 @@ def link_tooltip(link: Link, design: Design, catalog: Catalog, utilization: floa
     return "<br>".join(lines)
 
 
+def _failure_share(design: Design, entry: dict) -> tuple[int, int] | None:
+    """(copies failed, copies in all) of the item or link a what-if's entry marks; None when it
+    names neither (a link medium)."""
+    target = entry["target"]
+    if target in design.items:
+        total = design.multiplicity(target)
+    elif target in design.links:
+        total = design.link_copies(design.links[target]).instances
+    else:
+        return None
+    return Failure(target, entry.get("copies"), entry.get("percent")).failed_of(total), total
+
+
+def failed_partly(design: Design, entry: dict) -> bool:
+    """Whether a what-if's entry marks only some of an item's copies (or a link's physical links)."""
+    if entry.get("copies") is None and entry.get("percent") is None:
+        return False
+    share = _failure_share(design, entry)
+    return share is not None and share[0] < share[1]
+
+
 def failure_text(design: Design, target: str) -> str | None:
     """How much of an item or link a what-if marks failed, in words ("1 of 16 copies failed",
     "2% of 64 physical links failed: 1"); None when it is not marked."""
     entry = next((e for e in design.settings.get("failures") or () if e["target"] == target), None)
-    if entry is None:
+    share = _failure_share(design, entry) if entry is not None else None
+    if share is None:
         return None
-    if target in design.items:
-        total, what = design.multiplicity(target), "copies"
-    else:
-        total, what = design.link_copies(design.links[target]).instances, "physical links"
-    failed = Failure(target, entry.get("copies"), entry.get("percent")).failed_of(total)
+    failed, total = share
+    what = "copies" if target in design.items else "physical links"
     if failed >= total:
         return f"all {total:,} {what} failed" if total > 1 else "failed"
     if entry.get("percent") is not None:
