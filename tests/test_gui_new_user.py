@@ -8,7 +8,8 @@ import pytest
 from helpers import window_settled
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QContextMenuEvent
-from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QGraphicsLineItem, QLabel, QPushButton
+from PySide6.QtWidgets import (QAbstractSpinBox, QApplication, QGraphicsLineItem, QGraphicsSimpleTextItem, QLabel,
+                               QPushButton)
 
 from designer.io.examples import resolve_design_path
 from designer.io.files import load_design, save_design
@@ -339,3 +340,28 @@ def test_the_right_click_menu_sets_the_what_if_apart_from_the_editing_actions(ma
     fail = entries.index((False, "Fail"))
     assert entries[fail - 1][0], "a separator above Fail"
     assert [text for _sep, text in entries[fail:]] == ["Fail", "Fail One Copy", "Fail Some Copies…"]
+
+
+def test_a_summary_card_says_how_many_failed_parts_it_hides(make_window, qtbot, tmp_path):
+    # Reopened at Zoom to Fit on a laptop window, the failed spine sat inside the "16 spines" card:
+    # nothing on the canvas said any part was marked failed.
+    design = load_design(resolve_design_path("nvidia-superpod-h100-4su"), default_catalog())
+    design.settings["failures"] = [{"target": "spines.sw", "copies": 1}]
+    path = tmp_path / "one-spine.cluster.json"
+    save_design(design, path)
+    window = make_window(load_design(path, default_catalog()))
+    window.resize(1280, 800)
+    window.view.zoom_to_fit()
+    card = window.scene.nodes["spines"]
+    qtbot.waitUntil(lambda: card.card and window_settled(window), timeout=30_000)
+    assert _shown_texts(card)[1].split("\n")[0] == "1 failed"
+    window.act_restore_all.trigger()
+    qtbot.waitUntil(lambda: window_settled(window), timeout=30_000)
+    assert "failed" not in _shown_texts(card)[1]
+    window.act_undo.trigger()
+    qtbot.waitUntil(lambda: window_settled(window), timeout=30_000)
+    assert _shown_texts(card)[1].startswith("1 failed")
+
+
+def _shown_texts(node) -> list[str]:
+    return [c.text() for c in node.plate.childItems() if isinstance(c, QGraphicsSimpleTextItem) and c.isVisible()]

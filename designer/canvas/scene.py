@@ -266,6 +266,7 @@ class DesignScene(QGraphicsScene):
         self._blast_generation += 1
         if change.reset or "failures" in change.settings_changed:
             self.show_failures()
+            self._summaries = {}  # a card says how many failed parts it hides
         big = (len(change.items_added) + len(change.links_added) > MIRROR_IN_ONE_GO
                or len(change.items_removed) + len(change.links_removed) > MIRROR_IN_ONE_GO)
         if change.reset or self.building or big:
@@ -686,7 +687,17 @@ class DesignScene(QGraphicsScene):
                 link_ids |= self.links_by_item.get(child.id, set())
             loads = [self.utilization[i] for i in link_ids if i in self.utilization]
             busiest = max(loads) if loads else None
-        return tooltips.card_summary(self.design.items[item_id], self.design, self.document.catalog, index, busiest)
+        return tooltips.card_summary(self.design.items[item_id], self.design, self.document.catalog, index, busiest,
+                                     self._failed_inside(item_id, index))
+
+    def _failed_inside(self, item_id: str, index: dict) -> int:
+        """How many items and links a card hides that a what-if marks failed (their strikes are hidden)."""
+        if not self.failed:
+            return 0
+        inside = {child.id for child in self.design.descendants(item_id, index)}
+        links = self.design.links
+        return sum(1 for target in self.failed
+                   if target in inside or target in links and links[target].a in inside and links[target].b in inside)
 
     def content_rect(self) -> QRectF:
         """The drawn design's extent (containers enclose their contents; links join items)."""

@@ -112,11 +112,12 @@ _PLURAL = {"accelerator": "accelerators", "switch": "switches", "server": "serve
            "rack": "racks"}
 
 
-def card_summary(item: Item, design: Design, catalog: Catalog, index: dict, busiest: float | None
-                 ) -> tuple[str, list[str]]:
+def card_summary(item: Item, design: Design, catalog: Catalog, index: dict, busiest: float | None,
+                 failed: int = 0) -> tuple[str, list[str]]:
     """What a container too small to show its contents says instead: its name (×N for a group),
-    what it holds counting every copy (its accelerators, else its switches...) and the busiest
-    link touching it when a result is shown. Returns (title, detail lines, most telling first)."""
+    how many of the items and links it hides a what-if marks failed, what it holds counting every
+    copy (its accelerators, else its switches...) and the busiest link touching it when a result
+    is shown. Returns (title, detail lines, most telling first)."""
     title = f"{item.label} ×{item.count:,}" if item.kind == "group" and item.count > 1 else item.label
     counts: dict[str, int] = {}
     parts: dict[str, set[str]] = {}
@@ -128,7 +129,7 @@ def card_summary(item: Item, design: Design, catalog: Catalog, index: dict, busi
             counts[child.kind] = counts.get(child.kind, 0) + copies
             parts.setdefault(child.kind, set()).add(child.part or "")
         stack.extend((grandchild, copies) for grandchild in index.get(child.id, []))
-    lines = []
+    lines = [f"{failed:,} failed"] if failed else []  # short: a small card shows a few characters
     for kind in ("accelerator", "server", "switch", "nic", "rack", "cpu"):
         if kind in counts:
             only = parts[kind].pop() if len(parts[kind]) == 1 else None
