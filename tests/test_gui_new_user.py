@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import pytest
 from helpers import window_settled
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QContextMenuEvent
+from PySide6.QtCore import QEvent, QPointF, Qt, QTimer
+from PySide6.QtGui import QContextMenuEvent, QHelpEvent
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (QAbstractSpinBox, QApplication, QGraphicsLineItem, QGraphicsSimpleTextItem, QLabel,
-                               QPushButton)
+                               QPushButton, QToolTip)
 
 from designer.io.examples import resolve_design_path
 from designer.io.files import load_design, save_design
 from designer.model.catalog import default_catalog
 from designer.ui.dialogs import FailCopiesDialog
+from designer.ui.results.cost import money
 
 
 def _open_example(make_window, qtbot, name: str, size: tuple[int, int] = (1400, 900)):
@@ -365,3 +367,37 @@ def test_a_summary_card_says_how_many_failed_parts_it_hides(make_window, qtbot, 
 
 def _shown_texts(node) -> list[str]:
     return [c.text() for c in node.plate.childItems() if isinstance(c, QGraphicsSimpleTextItem) and c.isVisible()]
+
+
+def test_the_cost_bars_say_their_figures_at_their_ends_and_under_the_mouse(make_window, qtbot):
+    # The yearly components (IT depreciation, electricity…) were given nowhere as figures, and
+    # neither chart said a figure when pointed at.
+    window = _open_example(make_window, qtbot, "nvidia-superpod-h100-4su")
+    tab = _click_tab(window, qtbot, "cost")
+    cost = window.last_result.cost
+    _settle(window, qtbot)
+    assert tab.yearly_values["electricity"].toPlainText() == f" {money(cost.yearly_by_category_usd['electricity'])}"
+    assert tab.yearly_values["colocation"].toPlainText() == ""  # built, not rented: nothing to say
+    # The longest bar's figure ends inside the plot.
+    label = tab.yearly_values["it_depreciation"]
+    assert label.sceneBoundingRect().right() <= tab.yearly_plot.vb.sceneBoundingRect().right()
+
+    view = tab.view
+
+    def rest_on(plot, x: float, y: float) -> str:
+        """Rest the mouse on a point of a plot: Qt asks the view for a tooltip there."""
+        pos = view.mapFromScene(plot.vb.mapViewToScene(QPointF(x, y)))
+        QTest.mouseMove(view.viewport(), pos)
+        QApplication.sendEvent(view.viewport(), QHelpEvent(QEvent.Type.ToolTip, pos, view.viewport().mapToGlobal(pos)))
+        return QToolTip.text() if QToolTip.isVisible() else ""
+
+    accelerators = tab.capital_bars["accelerators_and_servers"]
+    value = cost.capital_by_category_usd["accelerators_and_servers"]
+    assert rest_on(tab.capital_plot, accelerators.opts["x0"][0] + accelerators.opts["width"][0] / 2, 0) == (
+        f"Accelerators and servers: {money(value)}, {value / cost.capital_usd:.0%} of the capital cost")
+    electricity = tab.yearly_bars["electricity"].opts["width"][0]
+    y = -list(tab.yearly_bars).index("electricity")
+    assert rest_on(tab.yearly_plot, electricity / 2, y) == (
+        f"Electricity: {money(cost.yearly_by_category_usd['electricity'])} per year")
+    rest_on(tab.yearly_plot, electricity / 2, y - 1)  # the colocation row: no bar, no tip
+    qtbot.waitUntil(lambda: not QToolTip.isVisible(), timeout=5_000)

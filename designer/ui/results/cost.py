@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QGridLayout, QGroupBox, QLabel, QPushButton,
-                               QScrollArea, QVBoxLayout, QWidget)
+                               QScrollArea, QToolTip, QVBoxLayout, QWidget)
 
 from designer.canvas import colors
 from designer.document.turns import later
@@ -166,6 +166,25 @@ class AssumptionsForm(QObject):
             self.changed.emit(self.setting())
 
 
+class _BarTips(QObject):
+    """The tooltip of the bar the mouse rests on, asked for when Qt asks (never a stale one)."""
+
+    def __init__(self, view: pg.GraphicsLayoutWidget, text_at) -> None:
+        super().__init__(view)
+        self._view, self._text_at = view, text_at
+        view.viewport().installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() != QEvent.Type.ToolTip:
+            return False
+        text = self._text_at(self._view.mapToScene(event.pos()))
+        if text:
+            QToolTip.showText(event.globalPos(), text, self._view.viewport())
+        else:
+            QToolTip.hideText()
+        return True
+
+
 class CostTab:
     title = "Cost"
     subject = "Cost"
@@ -174,6 +193,7 @@ class CostTab:
         self.capital_bars: dict[str, pg.BarGraphItem] = {}
         self.capital_legend: dict[str, pg.LabelItem] = {}
         self.yearly_bars: dict[str, pg.BarGraphItem] = {}
+        self.yearly_values: dict[str, pg.TextItem] = {}
         content = QWidget()
         v = QVBoxLayout(content)
         v.setContentsMargins(0, 4, 0, 0)
@@ -203,6 +223,15 @@ class CostTab:
                                    pen=pg.mkPen(colors.CANVAS_BACKGROUND, width=1))
             self.yearly_plot.addItem(item)
             self.yearly_bars[key] = item
+            # Each bar's figure at its end: the tab lists no other per-component yearly figure.
+            text = pg.TextItem("", color=colors.TEXT, anchor=(0, 0.5))
+            text.setFont(plotstyle.TICK_FONT)
+            text.setPos(0, -i)
+            self.yearly_plot.addItem(text)
+            self.yearly_values[key] = text
+        # What the mouse is over: (x from, x to, y, text) in each plot's own units.
+        self._spans: dict[str, list[tuple[float, float, float, str]]] = {"capital": [], "yearly": []}
+        self._tips = _BarTips(view, self.bar_text_at)
         view.sigDeviceRangeChanged.connect(lambda *_: self._fit_legend())
         view.setMinimumHeight(VIEW_HEIGHT[0])
         view.setMaximumHeight(VIEW_HEIGHT[1])
@@ -241,6 +270,15 @@ class CostTab:
         if (self.view.minimumHeight(), self.view.maximumHeight()) != heights:
             later(lambda: (self.view.setMinimumHeight(heights[0]), self.view.setMaximumHeight(heights[1])), self.view)
 
+    def bar_text_at(self, scene_pos: QPointF) -> str:
+        """The bar at a point of the view's scene, named with its figure ("" where no bar is)."""
+        for name, plot in (("capital", self.capital_plot), ("yearly", self.yearly_plot)):
+            if plot.vb.sceneBoundingRect().contains(scene_pos):
+                point = plot.vb.mapSceneToView(scene_pos)
+                return next((tip for x0, x1, y, tip in self._spans[name]
+                             if x0 <= point.x() <= x1 and abs(point.y() - y) <= 0.35), "")
+        return ""
+
     def plot_items(self) -> dict[str, pg.BarGraphItem]:
         return {**{f"capital {key}": bar for key, bar in self.capital_bars.items()},
                 **{f"yearly {key}": bar for key, bar in self.yearly_bars.items()}}
@@ -263,10 +301,14 @@ class CostTab:
         self.plot_page.show_content()
         factor, word = _scale(cost.capital_usd)
         x0 = 0.0
+        self._spans = {"capital": [], "yearly": []}
         for key, bar in self.capital_bars.items():
             value = cost.capital_by_category_usd.get(key, 0.0)
             width = (value or 0.0) / factor
             bar.setOpts(x0=[x0], width=[width])
+            if width:
+                self._spans["capital"].append((x0, x0 + width, 0.0, f"{CATEGORIES[key]}: {money(value)}, "
+                                               f"{value / cost.capital_usd:.0%} of the capital cost"))
             x0 += width
             # The legend only marks the category: its parts are named in the figures below, and a
             # long list here would widen the plots past the panel and cut them off.
@@ -276,10 +318,17 @@ class CostTab:
         self.capital_plot.setXRange(0, max(x0, 1e-9) * 1.02, padding=0.01)
         plotstyle.label(self.capital_plot, "bottom", "Capital cost", word)
         yearly_factor, yearly_word = _scale(max(cost.yearly_by_category_usd.values(), default=0.0))
-        for key, bar in self.yearly_bars.items():
-            bar.setOpts(width=[cost.yearly_by_category_usd.get(key, 0.0) / yearly_factor])
+        for i, (key, bar) in enumerate(self.yearly_bars.items()):
+            value = cost.yearly_by_category_usd.get(key, 0.0)
+            width = value / yearly_factor
+            bar.setOpts(width=[width])
+            self.yearly_values[key].setText(f" {money(value)}" if value else "")
+            self.yearly_values[key].setPos(width, -i)
+            if value:
+                self._spans["yearly"].append((0.0, width, -i, f"{YEARLY[key]}: {money(value)} per year"))
         largest = max(cost.yearly_by_category_usd.values(), default=0.0) / yearly_factor
-        self.yearly_plot.setXRange(0, max(largest, 1e-9) * 1.05, padding=0.01)
+        # Room at the right for the longest bar's figure.
+        self.yearly_plot.setXRange(0, max(largest, 1e-9) * 1.22, padding=0.01)
         plotstyle.label(self.yearly_plot, "bottom", "Cost per year", yearly_word)
         labels = self.labels
         labels["capital_usd"].setText(money(cost.capital_usd) + " (" + ", ".join(
