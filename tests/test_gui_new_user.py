@@ -91,7 +91,10 @@ def test_the_inspectors_blast_radius_and_what_if_rows_show_every_line(make_windo
         assert label.width() < window.inspector.width()
         assert label.heightForWidth(label.width()) > label.fontMetrics().height() * 1.5, "expected a wrapped row"
         assert label.height() >= label.heightForWidth(label.width())
-    assert window.inspector.fields["blast_radius"].text() == "0 accelerators cut off, 1,024 slowed"
+    blast = window.inspector.fields["blast_radius"]
+    assert blast.text() == "0 accelerators cut off, 1,024 slowed"
+    # Of one copy: the whole group of 16 spines failing would cut every server off.
+    assert window.inspector.form.labelForField(blast).text() == "Blast radius\n(one copy)"
 
 
 # -- failing some of a group's copies --------------------------------------------------------------

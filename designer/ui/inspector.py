@@ -210,9 +210,12 @@ class Inspector(QWidget):
     def _failure_rows(self, design, item_id: str) -> None:
         """What failing one copy of the item would do, and whether a what-if marks it failed."""
         radius = self.blast_source(item_id) if self.blast_source is not None else blast_radius(design, item_id)
-        self._readonly("Blast radius", radius.text() if radius is not None else "computing…")
+        # Of one copy: a group of 16 spines that loses one cuts nothing off; losing all 16 would.
+        self._readonly("Blast radius\n(one copy)", radius.text() if radius is not None else "computing…")
         self.fields["blast_radius"] = self.form.itemAt(self.form.rowCount() - 1,
                                                        QFormLayout.ItemRole.FieldRole).widget()
+        self.fields["blast_radius"].setToolTip("If one copy of this item fails: the accelerators left with no path "
+                                               "to the others (cut off) and those left with less bandwidth (slowed)")
         self._what_if_row(design, item_id)
 
     def _what_if_row(self, design, target: str) -> None:
