@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 from helpers import window_settled
-from PySide6.QtCore import QEvent, QPointF, Qt, QTimer
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt, QTimer
 from PySide6.QtGui import QContextMenuEvent, QHelpEvent
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import (QAbstractSpinBox, QApplication, QGraphicsLineItem, QGraphicsSimpleTextItem, QLabel,
-                               QPushButton, QToolTip)
+from PySide6.QtWidgets import (QAbstractSpinBox, QApplication, QCheckBox, QGraphicsLineItem, QGraphicsSimpleTextItem,
+                               QLabel, QPushButton, QToolTip)
 
 from designer.io.examples import resolve_design_path
 from designer.io.files import load_design, save_design
@@ -120,13 +120,17 @@ def _right_click_and_choose(qtbot, window, scene_point, text: str) -> None:
     assert chosen == [True]
 
 
-def _answer_fail_copies(qtbot, type_into: str, text: str, seen: list) -> None:
-    """When the Fail Some Copies dialog opens, type `text` into its count or percent box, note
-    what it says will fail, and click Fail."""
+def _answer_fail_copies(qtbot, type_into: str, text: str, seen: list, every_link: bool = False) -> None:
+    """When the Fail Some Copies dialog opens, (tick "every link on its medium",) type `text`
+    into its count or percent box, note what it says will fail, and click Fail."""
     dialog = QApplication.activeModalWidget()
     if not isinstance(dialog, FailCopiesDialog):
-        QTimer.singleShot(10, lambda: _answer_fail_copies(qtbot, type_into, text, seen))
+        QTimer.singleShot(10, lambda: _answer_fail_copies(qtbot, type_into, text, seen, every_link))
         return
+    if every_link:
+        box = dialog.findChild(QCheckBox, "failEveryLink")
+        qtbot.mouseClick(box, Qt.MouseButton.LeftButton, pos=QPoint(8, box.height() // 2))
+        assert box.isChecked() and not dialog.findChild(QAbstractSpinBox, "failCount").isEnabled()
     spin = dialog.findChild(QAbstractSpinBox, type_into)
     spin.setFocus()
     spin.lineEdit().selectAll()
@@ -209,6 +213,36 @@ def test_four_of_sixteen_spines_fail_by_count_and_the_bisection_drops_by_a_quart
     window.act_fail.trigger()
     assert _strike(node).pen().style() == Qt.PenStyle.SolidLine
     assert "What-if: all 16 copies failed" in window.scene.tooltip_for("spines.sw")
+
+
+def test_a_share_of_every_link_on_a_medium_fails_and_restores_from_any_of_its_links(make_window, qtbot):
+    # "2 % of optics" over the whole fabric, as the CLI's --fail ib-ndr:2% does.
+    window = _open_example(make_window, qtbot, "nvidia-superpod-h100-4su")
+    design = window.document.design
+    ndr = [link_id for link_id, link in design.links.items() if link.medium == "ib-ndr"]
+    line = window.scene.link_items["su.leaf0--spines.sw"]
+    seen: list[str] = []
+    QTimer.singleShot(0, lambda: _answer_fail_copies(qtbot, "failPercent", "2", seen, every_link=True))
+    _right_click_and_choose(qtbot, window, line.mapToScene(line.line().pointAt(0.5)), "Fail Some Copies…")
+    # 8 leaf-spine links of 64 lose 1 each, 8 NIC-leaf links of 128 lose 3 each.
+    assert seen == ["32 of 1,536 physical links fail; the others stay in service."]
+    assert window.document.design.settings["failures"] == [{"target": "ib-ndr", "percent": 2.0}]
+    assert window.scene.failed == window.scene.partly_failed == set(ndr)
+    assert all(window.scene.link_items[i].pen().style() == Qt.PenStyle.DotLine for i in ndr)
+    nic_link = next(i for i in ndr if "nic" in i)
+    assert ("What-if: 2% of every InfiniBand NDR (one 4x port) link failed: 3 of these 128"
+            in window.scene.tooltip_for(nic_link))
+    rows = _degraded_rows(window, qtbot)
+    assert "ib-ndr:2% failed" in window.results.goodput.whatif_label.text()
+    assert rows["Scale-out bisection (GB/s)"][1:3] == ("25,600", "25,000")
+
+    # Any link on the medium restores it.
+    window.scene.select_ids([nic_link])
+    assert window.act_restore.isEnabled()
+    _menu_action(window, "Design", "Failure What-If", "Restore").trigger()
+    assert "failures" not in window.document.design.settings and not window.scene.failed
+    window.act_undo.trigger()
+    assert window.scene.failed == set(ndr)
 
 
 def _menu_action(window, *path: str):

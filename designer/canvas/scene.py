@@ -20,7 +20,7 @@ from designer.canvas.items import (LIFTED_LABEL_Z, LIFTED_Z, BoxIndex, LinkItem,
 from designer.canvas.jobs import SlicedJobs
 from designer.document.document import Change, Document
 from designer.engine import views
-from designer.engine.failures import BLAST_CONNECTIVITY_MAX_ITEMS, BlastIndex, BlastRadius, failed_targets
+from designer.engine.failures import BLAST_CONNECTIVITY_MAX_ITEMS, BlastIndex, BlastRadius
 from designer.model.design import Design, Item
 from designer.model.edits import outermost
 
@@ -712,11 +712,9 @@ class DesignScene(QGraphicsScene):
 
     # --- failure what-if -------------------------------------------------------------------------
     def show_failures(self) -> None:
-        """Strike through what the design marks failed (dashed where only some copies are), and
-        restore what it no longer does."""
-        failed = failed_targets(self.design)
-        partly = {entry["target"] for entry in self.design.settings.get("failures") or ()
-                  if tooltips.failed_partly(self.design, entry)}
+        """Strike through what the design marks failed (dashed where only some copies are; a
+        link medium's mark marks its links), and restore what it no longer does."""
+        failed, partly = tooltips.drawn_failures(self.design)
         for target in (failed ^ self.failed) | (partly ^ self.partly_failed):
             on = target in failed
             node = self.nodes.get(target)

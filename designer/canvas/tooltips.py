@@ -56,7 +56,7 @@ def link_tooltip(link: Link, design: Design, catalog: Catalog, utilization: floa
             lines.append(f"<span style='color:{colors.ERROR}'>{_esc(problem)}</span>")
         elif ga is not None and gb is not None:
             lines.append(f"copy i of {_esc(ga.label)} ↔ copy i of {_esc(gb.label)} only")
-    failure = failure_text(design, link.id)
+    failure = failure_text(design, link.id, catalog)
     if failure:
         lines.append(f"<b style='color:{colors.FAILED}'>What-if: {_esc(failure)}</b>")
     if utilization is not None:
@@ -66,36 +66,61 @@ def link_tooltip(link: Link, design: Design, catalog: Catalog, utilization: floa
     return "<br>".join(lines)
 
 
-def _failure_share(design: Design, entry: dict) -> tuple[int, int] | None:
-    """(copies failed, copies in all) of the item or link a what-if's entry marks; None when it
-    names neither (a link medium)."""
-    target = entry["target"]
+def _failure_share(design: Design, entry: dict, target: str) -> tuple[int, int]:
+    """(copies failed, copies in all) of a drawn item or link under a what-if's entry (its own,
+    or its medium's for a link)."""
     if target in design.items:
         total = design.multiplicity(target)
-    elif target in design.links:
-        total = design.link_copies(design.links[target]).instances
     else:
-        return None
+        total = design.link_copies(design.links[target]).instances
     return Failure(target, entry.get("copies"), entry.get("percent")).failed_of(total), total
 
 
-def failed_partly(design: Design, entry: dict) -> bool:
-    """Whether a what-if's entry marks only some of an item's copies (or a link's physical links)."""
-    if entry.get("copies") is None and entry.get("percent") is None:
-        return False
-    share = _failure_share(design, entry)
-    return share is not None and share[0] < share[1]
+def drawn_failures(design: Design) -> tuple[set[str], set[str]]:
+    """The drawn items and links a what-if marks failed, and those of them failed in only some of
+    their copies. A link medium's mark ("2 % of the NDR optics") marks every link on it."""
+    failed: set[str] = set()
+    partly: set[str] = set()
+    media: dict[str, dict] = {}
+    for entry in design.settings.get("failures") or ():
+        target = entry["target"]
+        if target in design.items or target in design.links:
+            failed.add(target)
+            if entry.get("copies") is not None or entry.get("percent") is not None:
+                share = _failure_share(design, entry, target)
+                if share[0] < share[1]:
+                    partly.add(target)
+        else:
+            media[target] = entry
+    if media:
+        for link in design.links.values():
+            entry = media.get(link.medium)
+            if entry is not None and link.id not in failed:
+                failed.add(link.id)
+                share = _failure_share(design, entry, link.id)
+                if share[0] < share[1]:
+                    partly.add(link.id)
+    return failed, partly
 
 
-def failure_text(design: Design, target: str) -> str | None:
+def failure_text(design: Design, target: str, catalog: Catalog | None = None) -> str | None:
     """How much of an item or link a what-if marks failed, in words ("1 of 16 copies failed",
-    "2% of 64 physical links failed: 1"); None when it is not marked."""
-    entry = next((e for e in design.settings.get("failures") or () if e["target"] == target), None)
-    share = _failure_share(design, entry) if entry is not None else None
-    if share is None:
+    "2% of 64 physical links failed: 1", "2% of every InfiniBand NDR link failed: 1 of these
+    64"); None when it is not marked."""
+    entries = design.settings.get("failures") or ()
+    entry = next((e for e in entries if e["target"] == target), None)
+    medium = None
+    if entry is None and target in design.links:
+        medium = design.links[target].medium
+        entry = next((e for e in entries if e["target"] == medium), None)
+    if entry is None or (target not in design.items and target not in design.links):
         return None
-    failed, total = share
+    failed, total = _failure_share(design, entry, target)
     what = "copies" if target in design.items else "physical links"
+    if medium is not None:
+        part = catalog.get(medium) if catalog is not None else None
+        share = f"{entry['percent']:g}%" if entry.get("percent") is not None else f"{entry.get('copies') or 'all'}"
+        return f"{share} of every {part.name if part else medium} link failed: {failed:,} of these {total:,}"
     if failed >= total:
         return f"all {total:,} {what} failed" if total > 1 else "failed"
     if entry.get("percent") is not None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QDoubleSpinBox, QGridLayout,
-                               QHBoxLayout, QHeaderView, QLabel, QMessageBox, QProgressBar, QPushButton, QRadioButton,
-                               QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QDialog, QDialogButtonBox, QDoubleSpinBox,
+                               QGridLayout, QHBoxLayout, QHeaderView, QLabel, QMessageBox, QProgressBar, QPushButton,
+                               QRadioButton, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from designer.engine.failures import Failure
 
@@ -122,11 +122,15 @@ class FailCopiesDialog(QDialog):
     as a number or a share of them ("1 of 16 spines", "2 % of the optics"). The line under the
     choice says how many that is, by the engine's own rule; `failure(target)` is the answer."""
 
-    def __init__(self, what: str, total: int, unit: str, parent: QWidget | None = None):
+    def __init__(self, what: str, total: int, unit: str, parent: QWidget | None = None,
+                 medium: tuple[str, str, list[int]] | None = None):
+        """`medium` (a link's): its id, name and the physical links of each drawn link on it, so
+        the share can be of every link on the medium."""
         super().__init__(parent)
         self.setWindowTitle("Fail Some Copies")
         self.total = total
         self.unit = unit
+        self.medium = medium
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel(f"<b>{html.escape(what)}</b> stands for {total:,} {unit}. Take out of service:"))
         grid = QGridLayout()
@@ -147,6 +151,15 @@ class FailCopiesDialog(QDialog):
         grid.addWidget(self.by_percent, 1, 0)
         grid.addWidget(self.percent, 1, 1)
         layout.addLayout(grid)
+        self.every_link = QCheckBox()
+        self.every_link.setObjectName("failEveryLink")
+        if medium is not None:
+            self.every_link.setText(f"Every {medium[1]} link in the design ({sum(medium[2]):,} physical links), "
+                                    "not only this one")
+            self.every_link.toggled.connect(self._every_link_toggled)
+            layout.addWidget(self.every_link)
+        else:
+            self.every_link.hide()
         self.outcome = QLabel()
         self.outcome.setObjectName("failOutcome")
         layout.addWidget(self.outcome)
@@ -159,16 +172,31 @@ class FailCopiesDialog(QDialog):
         # Typing a figure chooses its way of counting.
         self.count.valueChanged.connect(lambda _v: self.by_count.setChecked(True))
         self.percent.valueChanged.connect(lambda _v: self.by_percent.setChecked(True))
-        for signal in (self.count.valueChanged, self.percent.valueChanged, self.by_count.toggled):
+        for signal in (self.count.valueChanged, self.percent.valueChanged, self.by_count.toggled,
+                       self.every_link.toggled):
             signal.connect(self._show_outcome)
         self._show_outcome()
 
     def failure(self, target: str) -> Failure:
+        """The answer for `target`, or for the link's medium where every link on it is chosen."""
+        if self.every_link.isChecked():
+            return Failure(self.medium[0], percent=round(self.percent.value(), 1))
         if self.by_percent.isChecked():
             return Failure(target, percent=round(self.percent.value(), 1))
         return Failure(target, copies=self.count.value())
 
+    def _every_link_toggled(self, on: bool) -> None:
+        # Over a medium only a share means the same on every link (a count would fail that many of each).
+        if on:
+            self.by_percent.setChecked(True)
+        self.by_count.setEnabled(not on)
+        self.count.setEnabled(not on)
+
     def _show_outcome(self, *_args) -> None:
-        failed = self.failure("").failed_of(self.total)
-        self.outcome.setText(f"{failed:,} of {self.total:,} {self.unit} fail"
-                             + ("; the others stay in service." if failed < self.total else ": all of them."))
+        failure = self.failure("")
+        # Each link on a medium loses its share of its own physical links, by the engine's rule.
+        totals = self.medium[2] if self.every_link.isChecked() else [self.total]
+        failed, total = sum(failure.failed_of(n) for n in totals), sum(totals)
+        unit = "physical links" if self.every_link.isChecked() else self.unit
+        self.outcome.setText(f"{failed:,} of {total:,} {unit} fail"
+                             + ("; the others stay in service." if failed < total else ": all of them."))

@@ -220,7 +220,7 @@ class Inspector(QWidget):
 
     def _what_if_row(self, design, target: str) -> None:
         """How much of the item or link a what-if marks failed, and how to undo it."""
-        failure = failure_text(design, target)
+        failure = failure_text(design, target, self.document.catalog)
         if failure:
             self._readonly("What-if", f"{failure} (right-click ▸ Restore)")
             self.fields["what_if"] = self.form.itemAt(self.form.rowCount() - 1,

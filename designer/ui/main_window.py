@@ -415,7 +415,8 @@ class MainWindow(QMainWindow):
         replicated = len(items) * 4 < len(design.items) or any(item.count > 1 for item in design.items.values())
         self.act_fail.setEnabled(fail)
         self.act_fail_one.setEnabled(replicated and any(i not in marked and design.multiplicity(i) > 1 for i in items))
-        self.act_restore.setEnabled(not (marked.isdisjoint(items) and marked.isdisjoint(links)))
+        self.act_restore.setEnabled(not (marked.isdisjoint(items) and marked.isdisjoint(links)
+                                         and marked.isdisjoint(self._marked_media(marked, links))))
         self.act_fail_some.setEnabled(self._copies_to_fail(items, links) is not None)
 
     def mark_failed(self, copies: int | None) -> None:
@@ -460,17 +461,31 @@ class MainWindow(QMainWindow):
         if chosen is None:
             return
         target, name, total, what = chosen
-        dialog = FailCopiesDialog(name, total, what, self)
+        medium = None
+        if links:
+            # A link can also stand for its medium: a share of every link on it ("2 % of the optics").
+            design = self.document.design
+            medium_id = design.links[target].medium
+            part = self.catalog.get(medium_id)
+            on_it = [design.link_copies(link).instances for link in design.links.values() if link.medium == medium_id]
+            medium = (medium_id, part.name if part is not None else medium_id, on_it)
+        dialog = FailCopiesDialog(name, total, what, self, medium)
         if dialog.exec() != FailCopiesDialog.DialogCode.Accepted:
             return
         entries = list(self.document.design.settings.get("failures") or [])
         entries.append(dialog.failure(target).setting())
         self.document.set_setting("failures", entries, "Fail Some Copies")
 
+    def _marked_media(self, marked: set[str], links: list[str]) -> set[str]:
+        """The link media a what-if marks that some of `links` are on (a link is restored with its medium)."""
+        design = self.document.design
+        media = {target for target in marked if target not in design.items and target not in design.links}
+        return {design.links[i].medium for i in links if i in design.links} & media if media else set()
+
     def restore_failed(self) -> None:
         design = self.document.design
         items, links = self.scene.selection()
-        chosen = set(items) | set(links)
+        chosen = set(items) | set(links) | self._marked_media(failed_targets(design), links)
         entries = [e for e in design.settings.get("failures") or [] if e["target"] not in chosen]
         self.document.set_setting("failures", entries or None, "Restore")
 
