@@ -203,6 +203,7 @@ def test_four_of_sixteen_spines_fail_by_count_and_the_bisection_drops_by_a_quart
     rows = _degraded_rows(window, qtbot)
     assert rows["Scale-out bisection (GB/s)"][1:3] == ("25,600", "19,200")
     assert "(-25.0%)" in rows["Scale-out bisection (GB/s)"][3]
+    assert "What-if: 4 of 16 × Spine failed" in window.results.goodput.whatif_label.text()
     # Marked once, the item offers Restore, not a second share.
     window.scene.select_ids(["spines.sw"])
     assert window.act_restore.isEnabled() and not window.act_fail_some.isEnabled()
@@ -233,7 +234,8 @@ def test_a_share_of_every_link_on_a_medium_fails_and_restores_from_any_of_its_li
     assert ("What-if: 2% of every InfiniBand NDR (one 4x port) link failed: 3 of these 128"
             in window.scene.tooltip_for(nic_link))
     rows = _degraded_rows(window, qtbot)
-    assert "ib-ndr:2% failed" in window.results.goodput.whatif_label.text()
+    # The what-if line in the design's words, not the CLI's "ib-ndr:2%".
+    assert "What-if: 2% of every InfiniBand NDR (one 4x port) link failed" in window.results.goodput.whatif_label.text()
     assert rows["Scale-out bisection (GB/s)"][1:3] == ("25,600", "25,000")
 
     # Any link on the medium restores it.

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, Q
 
 from designer.canvas.export import PngExport, export_vector
 from designer.canvas.scene import DesignScene
+from designer.canvas.tooltips import failure_words
 from designer.canvas.view import DesignView
 from designer.document.document import Document
 from designer.engine.failures import Failure, failed_targets
@@ -375,6 +376,7 @@ class MainWindow(QMainWindow):
         a("restore", "&Restore", self.restore_failed, None, "Put the selection back in service")
         self.inspector.blast_source = self.scene.blast_radius
         self.scene.blastReady.connect(self.inspector.refresh)
+        self.results.goodput.describe_failure = lambda text: failure_words(self.document.design, self.catalog, text)
         # In the right-click menu the what-if stands apart from the editing actions above it.
         separator = QAction(self)
         separator.setSeparator(True)

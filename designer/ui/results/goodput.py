@@ -4,7 +4,9 @@ degraded design next to the healthy one with the difference."""
 
 from __future__ import annotations
 
+import html
 import math
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
@@ -99,6 +101,8 @@ class GoodputTab(QObject):
     title = "Goodput"
     subject = "Goodput"
     sparesChanged = Signal(int)  # the user chose another number of hot spare servers
+    # A failure as the engine writes it ("spines.sw:1") in the design's words; the window sets it.
+    describe_failure: Callable[[str], str] = staticmethod(lambda text: text)
 
     def __init__(self) -> None:
         super().__init__()
@@ -170,7 +174,8 @@ class GoodputTab(QObject):
             self.degraded_table.hide()
             return
         self.degraded_table.show()
-        text = (f"<b style='color:{colors.FAILED}'>What-if: {', '.join(d.failures)} failed</b> — "
+        failed = html.escape(", ".join(map(self.describe_failure, d.failures)))
+        text = (f"<b style='color:{colors.FAILED}'>What-if: {failed} failed</b> — "
                 f"{d.accelerators:,} accelerators run the job, {d.cut_off:,} cut off.")
         if d.why:
             text += f" {d.why}."
