@@ -440,3 +440,24 @@ def test_the_cost_bars_say_their_figures_at_their_ends_and_under_the_mouse(make_
         f"Electricity: {money(cost.yearly_by_category_usd['electricity'])} per year")
     rest_on(tab.yearly_plot, electricity / 2, y - 1)  # the colocation row: no bar, no tip
     qtbot.waitUntil(lambda: not QToolTip.isVisible(), timeout=5_000)
+
+
+def test_the_what_if_line_names_a_few_failures_and_counts_the_rest(make_window, qtbot):
+    # Select All ▸ Fail marks every part: the line named each (tens of thousands on a big design).
+    from helpers import flat_grid
+
+    window = make_window(flat_grid(4, wrap=False, hosts=True))
+    window.act_select_all.trigger()
+    window.act_fail.trigger()
+    marked = len(window.document.design.settings["failures"])
+    assert marked == 4 + 24  # the 4 hosts and the 24 links of a 4 × 4 mesh
+    assert window.scheduler.wait_idle(30_000)
+    qtbot.waitUntil(lambda: window.last_result.degraded is not None, timeout=30_000)
+    tab = _click_tab(window, qtbot, "goodput")
+    named = tab.whatif_label.text().split("</b>")[0]
+    assert named.endswith(f"and {marked - 5:,} more failed") and named.count("Host ") + named.count("link ") == 5
+    # A link failed with the host at its end is simply gone: the what-if was refused ("failure
+    # 'h2-2': no item, link or link medium 'h2-2' in the design") and compared nothing.
+    degraded = window.last_result.degraded
+    assert degraded.why is None or "no item" not in degraded.why
+    assert degraded.cut_off == 16 and tab.rows_shown()

@@ -75,7 +75,8 @@ class DesignScene(QGraphicsScene):
         self._stage.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
         self._staged: list[tuple[Any, Any]] = []
         self._pending_selection: list[str] = []  # chosen while a sliced build runs; selected when it ends
-        self.failed: set[str] = set()  # items and links marked failed (settings["failures"]), drawn struck through
+        # Items and links marked failed (settings["failures"]; a medium's mark marks its links), drawn struck through.
+        self.failed: set[str] = set()
         self.partly_failed: set[str] = set()  # those of them marked failed in only some of their copies
         self._blast: dict[str, BlastRadius] = {}  # blast radius by item, until the design changes
         self._blast_index: BlastIndex | None = None
@@ -691,13 +692,17 @@ class DesignScene(QGraphicsScene):
                                      self._failed_inside(item_id, index))
 
     def _failed_inside(self, item_id: str, index: dict) -> int:
-        """How many items and links a card hides that a what-if marks failed (their strikes are hidden)."""
-        if not self.failed:
+        """How many items and links a card hides that a what-if marks failed (their strikes are
+        hidden). A walk of the card's contents, as its other lines take: Select All ▸ Fail on a big
+        flat design marks tens of thousands, and thousands of its servers are cards."""
+        failed = self.failed
+        if not failed:
             return 0
         inside = {child.id for child in self.design.descendants(item_id, index)}
         links = self.design.links
-        return sum(1 for target in self.failed
-                   if target in inside or target in links and links[target].a in inside and links[target].b in inside)
+        hidden_links = {link_id for i in inside for link_id in self.links_by_item.get(i, ())
+                        if link_id in failed and links[link_id].a in inside and links[link_id].b in inside}
+        return sum(1 for i in inside if i in failed) + len(hidden_links)
 
     def content_rect(self) -> QRectF:
         """The drawn design's extent (containers enclose their contents; links join items)."""

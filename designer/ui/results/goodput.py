@@ -93,6 +93,8 @@ def _fill(table: QTableWidget, rows: list[list[str]], tints: dict[tuple[int, int
             table.setItem(r, c, cell)
 
 
+WHAT_IF_NAMED = 5  # failures the what-if line names; the rest it counts
+
 # Units of the compared figures that are better when lower (docs/goodput.md, failure what-ifs).
 LOWER_IS_BETTER = ("s", "days", "/day", ":1")
 
@@ -174,7 +176,11 @@ class GoodputTab(QObject):
             self.degraded_table.hide()
             return
         self.degraded_table.show()
-        failed = html.escape(", ".join(map(self.describe_failure, d.failures)))
+        # A few by name: Select All ▸ Fail marks thousands, and each name is looked up in the design.
+        failed = ", ".join(map(self.describe_failure, d.failures[:WHAT_IF_NAMED]))
+        if len(d.failures) > WHAT_IF_NAMED:
+            failed += f" and {len(d.failures) - WHAT_IF_NAMED:,} more"
+        failed = html.escape(failed)
         text = (f"<b style='color:{colors.FAILED}'>What-if: {failed} failed</b> — "
                 f"{d.accelerators:,} accelerators run the job, {d.cut_off:,} cut off.")
         if d.why:
