@@ -67,7 +67,7 @@ def test_right_click_fail_is_an_undo_step_drawn_struck_through_and_compared(supe
     assert bisection[1:3] == (f"{healthy_bisection:,.0f}", f"{healthy_bisection * 15 / 16:,.0f}")
     assert bisection[3].startswith(f"{-healthy_bisection / 16:+,.4g}") and "(-6.2%)" in bisection[3]
     assert rows["Accelerators in the job"][1:] == ("1,024", "1,024", "±0")
-    assert "spines.sw:1 failed" in window.results.goodput.whatif_label.text()
+    assert "What-if: 1 of 16 × Spine failed" in window.results.goodput.whatif_label.text()
     # A change is red when it is worse (less bandwidth), green when better (one spine fewer to
     # fail: fewer interruptions), and never in exponent form.
     table = window.results.goodput.degraded_table

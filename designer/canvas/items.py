@@ -21,6 +21,7 @@ _PENS = {k: QPen(QColor(border), 1.2) for k, (_, border) in colors.KIND.items()}
 _GROUP_PEN = QPen(QColor(colors.KIND["group"][1]), 1.4, Qt.PenStyle.DashLine)
 _SELECTED_PEN = QPen(QColor(colors.SELECTION), 2.6)
 _FAILED_PEN = QPen(QColor(colors.FAILED), 3.0)
+_PARTLY_FAILED_PEN = QPen(QColor(colors.FAILED), 3.0, Qt.PenStyle.DashLine)  # some of its copies
 _TEXT_BRUSH = QBrush(QColor(colors.TEXT))
 _DIM_TEXT_BRUSH = QBrush(QColor(colors.DIM_TEXT))
 _BADGE_BRUSH = QBrush(QColor(colors.GROUP_BADGE))
@@ -172,20 +173,20 @@ class NodeItem(QGraphicsPathItem):
     def failed(self) -> bool:
         return getattr(self, "_strike", None) is not None
 
-    def set_failed(self, on: bool) -> None:
-        """Struck through (a line corner to corner, in the failure colour) while marked failed.
+    def set_failed(self, on: bool, partly: bool = False) -> None:
+        """Struck through (a line corner to corner, in the failure colour) while marked failed:
+        solid when every copy is, dashed when only some of them are (`partly`).
 
         The strike lies on the box's label plate, above every plate and link, so it runs across the
         whole box, its own label included; it is thin and the text is drawn on an opaque plate, so
         the label still reads."""
-        if on == self.failed:
-            return
         if on:
-            self._strike = QGraphicsLineItem(self.plate)
-            self._strike.setPen(_FAILED_PEN)
-            self._strike.setZValue(20)
-            self._place_strike()
-        else:
+            if not self.failed:
+                self._strike = QGraphicsLineItem(self.plate)
+                self._strike.setZValue(20)
+                self._place_strike()
+            self._strike.setPen(_PARTLY_FAILED_PEN if partly else _FAILED_PEN)
+        elif self.failed:
             strike, self._strike = self._strike, None
             strike.setParentItem(None)
             if strike.scene() is not None:
@@ -361,6 +362,7 @@ class LinkItem(QGraphicsLineItem):
         self.lanes = 1
         self.selected_look = False
         self.failed = False  # marked failed in a what-if: dashed in the failure colour
+        self.failed_partly = False  # only some of its physical links: dotted
         self.detail = True  # False when zoomed out: hairlines, which Qt draws several times faster
         self.over_boxes = False  # drawn on top, it would run over boxes it does not join: drawn beneath
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
@@ -372,7 +374,7 @@ class LinkItem(QGraphicsLineItem):
     def style_key(self) -> tuple:
         level = None if self.utilization is None else int(round(max(0.0, min(1.0, self.utilization)) * UTIL_LEVELS))
         return (level, self.tier, min(12, max(1, self.lanes).bit_length()), self.bottleneck, self.selected_look,
-                self.detail, self.failed)
+                self.detail, self.failed, self.failed_partly)
 
     def restyle(self) -> bool:
         """Apply the pen for the current state; returns False if nothing visible changed."""
@@ -406,7 +408,7 @@ def _link_pen(key: tuple) -> QPen:
     """Shared pens: links are coloured in 5% steps of utilization."""
     pen = _link_pens.get(key)
     if pen is None:
-        level, tier, lanes_bits, bottleneck, selected, detail, failed = key
+        level, tier, lanes_bits, bottleneck, selected, detail, failed, failed_partly = key
         colour = (QColor.fromRgbF(*colors.utilization_rgb(level / UTIL_LEVELS)) if level is not None
                   else QColor(colors.tier_color(tier)))
         width = 1.3 + min(2.5, (lanes_bits - 1) * 0.5) if detail else 0.0
@@ -418,7 +420,7 @@ def _link_pen(key: tuple) -> QPen:
             colour = QColor(colors.FAILED)
         pen = QPen(colour, width)
         if failed:
-            pen.setStyle(Qt.PenStyle.DashLine)
+            pen.setStyle(Qt.PenStyle.DotLine if failed_partly else Qt.PenStyle.DashLine)
         pen.setCosmetic(True)
         # Flat caps keep Qt's raster engine on its line rasterizer, which clips a line to the
         # viewport; a round cap makes it stroke each line whole into a path and fill that, several

@@ -20,7 +20,7 @@ from designer.canvas.items import (LIFTED_LABEL_Z, LIFTED_Z, BoxIndex, LinkItem,
 from designer.canvas.jobs import SlicedJobs
 from designer.document.document import Change, Document
 from designer.engine import views
-from designer.engine.failures import BLAST_CONNECTIVITY_MAX_ITEMS, BlastIndex, BlastRadius, failed_targets
+from designer.engine.failures import BLAST_CONNECTIVITY_MAX_ITEMS, BlastIndex, BlastRadius
 from designer.model.design import Design, Item
 from designer.model.edits import outermost
 
@@ -75,7 +75,9 @@ class DesignScene(QGraphicsScene):
         self._stage.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
         self._staged: list[tuple[Any, Any]] = []
         self._pending_selection: list[str] = []  # chosen while a sliced build runs; selected when it ends
-        self.failed: set[str] = set()  # items and links marked failed (settings["failures"]), drawn struck through
+        # Items and links marked failed (settings["failures"]; a medium's mark marks its links), drawn struck through.
+        self.failed: set[str] = set()
+        self.partly_failed: set[str] = set()  # those of them marked failed in only some of their copies
         self._blast: dict[str, BlastRadius] = {}  # blast radius by item, until the design changes
         self._blast_index: BlastIndex | None = None
         self._blast_generation = 0  # a change makes an index being built off the UI thread stale
@@ -184,7 +186,7 @@ class DesignScene(QGraphicsScene):
         node = NodeItem(item.id, item.kind, item.label, self._short_part(item), item.count)
         node.setPos(item.x, item.y)
         if item.id in self.failed:
-            node.set_failed(True)
+            node.set_failed(True, item.id in self.partly_failed)
         if not self.detail:
             node.set_text_visible(False)
         self.nodes[item.id] = node
@@ -256,6 +258,7 @@ class DesignScene(QGraphicsScene):
         item.utilization = self.utilization.get(link.id)
         item.bottleneck = link.id == self.bottleneck
         item.failed = link.id in self.failed
+        item.failed_partly = link.id in self.partly_failed
         item.restyle()
 
     # --- mirroring document changes ------------------------------------------------------------
@@ -264,6 +267,7 @@ class DesignScene(QGraphicsScene):
         self._blast_generation += 1
         if change.reset or "failures" in change.settings_changed:
             self.show_failures()
+            self._summaries = {}  # a card says how many failed parts it hides
         big = (len(change.items_added) + len(change.links_added) > MIRROR_IN_ONE_GO
                or len(change.items_removed) + len(change.links_removed) > MIRROR_IN_ONE_GO)
         if change.reset or self.building or big:
@@ -684,7 +688,21 @@ class DesignScene(QGraphicsScene):
                 link_ids |= self.links_by_item.get(child.id, set())
             loads = [self.utilization[i] for i in link_ids if i in self.utilization]
             busiest = max(loads) if loads else None
-        return tooltips.card_summary(self.design.items[item_id], self.design, self.document.catalog, index, busiest)
+        return tooltips.card_summary(self.design.items[item_id], self.design, self.document.catalog, index, busiest,
+                                     self._failed_inside(item_id, index))
+
+    def _failed_inside(self, item_id: str, index: dict) -> int:
+        """How many items and links a card hides that a what-if marks failed (their strikes are
+        hidden). A walk of the card's contents, as its other lines take: Select All ▸ Fail on a big
+        flat design marks tens of thousands, and thousands of its servers are cards."""
+        failed = self.failed
+        if not failed:
+            return 0
+        inside = {child.id for child in self.design.descendants(item_id, index)}
+        links = self.design.links
+        hidden_links = {link_id for i in inside for link_id in self.links_by_item.get(i, ())
+                        if link_id in failed and links[link_id].a in inside and links[link_id].b in inside}
+        return sum(1 for i in inside if i in failed) + len(hidden_links)
 
     def content_rect(self) -> QRectF:
         """The drawn design's extent (containers enclose their contents; links join items)."""
@@ -699,18 +717,19 @@ class DesignScene(QGraphicsScene):
 
     # --- failure what-if -------------------------------------------------------------------------
     def show_failures(self) -> None:
-        """Strike through what the design marks failed, and restore what it no longer does."""
-        failed = failed_targets(self.design)
-        for target in failed ^ self.failed:
+        """Strike through what the design marks failed (dashed where only some copies are; a
+        link medium's mark marks its links), and restore what it no longer does."""
+        failed, partly = tooltips.drawn_failures(self.design)
+        for target in (failed ^ self.failed) | (partly ^ self.partly_failed):
             on = target in failed
             node = self.nodes.get(target)
             if node is not None:
-                node.set_failed(on)
+                node.set_failed(on, target in partly)
             link = self.link_items.get(target)
             if link is not None:
-                link.failed = on
+                link.failed, link.failed_partly = on, target in partly
                 link.restyle()
-        self.failed = failed
+        self.failed, self.partly_failed = failed, partly
 
     def blast_radius(self, item_id: str) -> BlastRadius | None:
         """What failing one copy of an item would do, cached until the design changes; None while
@@ -765,7 +784,8 @@ class DesignScene(QGraphicsScene):
 
     def _node_tooltip(self, item_id: str) -> str:
         return tooltips.node_tooltip(self.design.items[item_id], self.document.catalog,
-                                     self.blast_radius(item_id), item_id in self.failed)
+                                     self.blast_radius(item_id),
+                                     tooltips.failure_text(self.design, item_id) if item_id in self.failed else None)
 
     def _link_tooltip(self, link_id: str) -> str:
         return tooltips.link_tooltip(self.design.links[link_id], self.design, self.document.catalog,

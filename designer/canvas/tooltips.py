@@ -4,17 +4,17 @@ for, not stored on 20,000 items."""
 from __future__ import annotations
 
 from designer.canvas import colors
-from designer.engine.failures import BlastRadius
+from designer.engine.failures import BlastRadius, Failure, parse_failure
 from designer.model.catalog import Catalog
 from designer.model.design import Design, Item, Link
 
 
-def node_tooltip(item: Item, catalog: Catalog, blast: BlastRadius | None, failed: bool) -> str:
-    """What the item is, its part's figures, and what failing one copy of it would do (None:
-    still being worked out)."""
+def node_tooltip(item: Item, catalog: Catalog, blast: BlastRadius | None, failure: str | None) -> str:
+    """What the item is, its part's figures, what failing one copy of it would do (None: still
+    being worked out) and how much of it a what-if marks failed (`failure_text`)."""
     lines = [f"<b>{_esc(item.label)}</b> ({item.kind}, id {_esc(item.id)})"]
-    if failed:
-        lines.append(f"<b style='color:{colors.FAILED}'>Marked failed (what-if)</b>")
+    if failure:
+        lines.append(f"<b style='color:{colors.FAILED}'>What-if: {_esc(failure)}</b>")
     if item.kind == "group":
         lines.append(f"stands for ×{item.count:,} copies of its contents")
     part = catalog.get(item.part)
@@ -37,7 +37,8 @@ def node_tooltip(item: Item, catalog: Catalog, blast: BlastRadius | None, failed
 
 def link_tooltip(link: Link, design: Design, catalog: Catalog, utilization: float | None,
                  bottleneck: bool) -> str:
-    """The link's ends, medium, bandwidth and copies, and what the last result says of it."""
+    """The link's ends, medium, bandwidth and copies, how much of it a what-if marks failed, and
+    what the last result says of it."""
     medium = catalog.get(link.medium)
     a, b = design.items.get(link.a), design.items.get(link.b)
     lines = [f"<b>{_esc(a.label if a else link.a)} — {_esc(b.label if b else link.b)}</b>",
@@ -55,11 +56,104 @@ def link_tooltip(link: Link, design: Design, catalog: Catalog, utilization: floa
             lines.append(f"<span style='color:{colors.ERROR}'>{_esc(problem)}</span>")
         elif ga is not None and gb is not None:
             lines.append(f"copy i of {_esc(ga.label)} ↔ copy i of {_esc(gb.label)} only")
+    failure = failure_text(design, link.id, catalog)
+    if failure:
+        lines.append(f"<b style='color:{colors.FAILED}'>What-if: {_esc(failure)}</b>")
     if utilization is not None:
         lines.append(f"Utilization: {utilization * 100:.0f}%")
     if bottleneck:
         lines.append(f"<b style='color:{colors.BOTTLENECK}'>Bottleneck link</b>")
     return "<br>".join(lines)
+
+
+def _failure_share(design: Design, entry: dict, target: str) -> tuple[int, int]:
+    """(copies failed, copies in all) of a drawn item or link under a what-if's entry (its own,
+    or its medium's for a link)."""
+    if target in design.items:
+        total = design.multiplicity(target)
+    else:
+        total = design.link_copies(design.links[target]).instances
+    return Failure(target, entry.get("copies"), entry.get("percent")).failed_of(total), total
+
+
+def drawn_failures(design: Design) -> tuple[set[str], set[str]]:
+    """The drawn items and links a what-if marks failed, and those of them failed in only some of
+    their copies. A link medium's mark ("2 % of the NDR optics") marks every link on it."""
+    failed: set[str] = set()
+    partly: set[str] = set()
+    media: dict[str, dict] = {}
+    for entry in design.settings.get("failures") or ():
+        target = entry["target"]
+        if target in design.items or target in design.links:
+            failed.add(target)
+            if entry.get("copies") is not None or entry.get("percent") is not None:
+                share = _failure_share(design, entry, target)
+                if share[0] < share[1]:
+                    partly.add(target)
+        else:
+            media[target] = entry
+    if media:
+        for link in design.links.values():
+            entry = media.get(link.medium)
+            if entry is not None and link.id not in failed:
+                failed.add(link.id)
+                share = _failure_share(design, entry, link.id)
+                if share[0] < share[1]:
+                    partly.add(link.id)
+    return failed, partly
+
+
+def failure_text(design: Design, target: str, catalog: Catalog | None = None) -> str | None:
+    """How much of an item or link a what-if marks failed, in words ("1 of 16 copies failed",
+    "2% of 64 physical links failed: 1", "2% of every InfiniBand NDR link failed: 1 of these
+    64"); None when it is not marked."""
+    entries = design.settings.get("failures") or ()
+    entry = next((e for e in entries if e["target"] == target), None)
+    medium = None
+    if entry is None and target in design.links:
+        medium = design.links[target].medium
+        entry = next((e for e in entries if e["target"] == medium), None)
+    if entry is None or (target not in design.items and target not in design.links):
+        return None
+    failed, total = _failure_share(design, entry, target)
+    what = "copies" if target in design.items else "physical links"
+    if medium is not None:
+        part = catalog.get(medium) if catalog is not None else None
+        share = f"{entry['percent']:g}%" if entry.get("percent") is not None else f"{entry.get('copies') or 'all'}"
+        return f"{share} of every {part.name if part else medium} link failed: {failed:,} of these {total:,}"
+    if failed >= total:
+        return f"all {total:,} {what} failed" if total > 1 else "failed"
+    if entry.get("percent") is not None:
+        return f"{entry['percent']:g}% of {total:,} {what} failed: {failed:,}"
+    return f"{failed:,} of {total:,} {what} failed"
+
+
+def failure_words(design: Design, catalog: Catalog, text: str) -> str:
+    """A what-if's failure as the engine writes it ("spines.sw:1", "ib-ndr:2%") in the design's
+    own words: "1 of 16 × Spine", "2% of every InfiniBand NDR link"; the text itself when it
+    names nothing in the design (a result older than the last edit)."""
+    try:
+        failure = parse_failure(text)
+    except ValueError:
+        return text
+    target = failure.target
+    if target in design.items:
+        name, total = design.items[target].label, design.multiplicity(target)
+    elif target in design.links:
+        link = design.links[target]
+        ends = (design.items.get(link.a), design.items.get(link.b))
+        name = "link " + " — ".join(end.label if end else "?" for end in ends)
+        total = design.link_copies(link).instances
+    else:
+        part = catalog.get(target)
+        if part is None:
+            return text
+        share = f"{failure.percent:g}%" if failure.percent is not None else failure.copies or "all"
+        return f"{share} of every {part.name} link"
+    failed = failure.failed_of(total)
+    if failed >= total:
+        return f"all {total:,} × {name}" if total > 1 else name
+    return f"{failed:,} of {total:,} × {name}"
 
 
 def _esc(text: str) -> str:
@@ -71,11 +165,12 @@ _PLURAL = {"accelerator": "accelerators", "switch": "switches", "server": "serve
            "rack": "racks"}
 
 
-def card_summary(item: Item, design: Design, catalog: Catalog, index: dict, busiest: float | None
-                 ) -> tuple[str, list[str]]:
+def card_summary(item: Item, design: Design, catalog: Catalog, index: dict, busiest: float | None,
+                 failed: int = 0) -> tuple[str, list[str]]:
     """What a container too small to show its contents says instead: its name (×N for a group),
-    what it holds counting every copy (its accelerators, else its switches...) and the busiest
-    link touching it when a result is shown. Returns (title, detail lines, most telling first)."""
+    how many of the items and links it hides a what-if marks failed, what it holds counting every
+    copy (its accelerators, else its switches...) and the busiest link touching it when a result
+    is shown. Returns (title, detail lines, most telling first)."""
     title = f"{item.label} ×{item.count:,}" if item.kind == "group" and item.count > 1 else item.label
     counts: dict[str, int] = {}
     parts: dict[str, set[str]] = {}
@@ -87,7 +182,7 @@ def card_summary(item: Item, design: Design, catalog: Catalog, index: dict, busi
             counts[child.kind] = counts.get(child.kind, 0) + copies
             parts.setdefault(child.kind, set()).add(child.part or "")
         stack.extend((grandchild, copies) for grandchild in index.get(child.id, []))
-    lines = []
+    lines = [f"{failed:,} failed"] if failed else []  # short: a small card shows a few characters
     for kind in ("accelerator", "server", "switch", "nic", "rack", "cpu"):
         if kind in counts:
             only = parts[kind].pop() if len(parts[kind]) == 1 else None

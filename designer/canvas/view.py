@@ -188,7 +188,7 @@ class DesignView(QGraphicsView):
             self.scene().clearSelection()
             target.setSelected(True)
         actions = [a for a in self.actions() if a.isEnabled()]
-        if not actions:
+        if all(a.isSeparator() for a in actions):
             return
         menu = QMenu(self)
         for action in actions:

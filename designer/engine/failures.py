@@ -301,6 +301,9 @@ def degraded_design(design: Design, catalog: Catalog, failures: list[Failure]) -
     total = sum(size * islands for size, islands, _ in healthy)
     degrader = _Degrader(design, catalog)
     for failure in failures:
+        drawn = failure.target in design.items or failure.target in design.links
+        if drawn and failure.target not in degrader.design.items and failure.target not in degrader.design.links:
+            continue  # gone with an earlier failure: a link with its end, a NIC with its server
         degrader.apply(failure)
     d = degrader.design
     _drop_dead_ends(d, _hop_levels(design))

@@ -16,11 +16,28 @@ from PySide6.QtWidgets import (QSizePolicy, QComboBox, QFormLayout, QLabel, QLin
                                QTableWidgetItem, QVBoxLayout, QWidget, QAbstractItemView, QHeaderView)
 
 from designer.document.document import Document
-from designer.engine.failures import BlastRadius, blast_radius, failed_targets
+from designer.canvas.tooltips import failure_text
+from designer.engine.failures import BlastRadius, blast_radius
 from designer.model.edits import Edit
 from designer.model.part_change import check_part_change
 
 _BAD = "QLineEdit { border: 2px solid #d50000; background: #fff0f0; }"
+
+
+class _WrappingText(QLabel):
+    """A read-only value that wraps. The form lays its rows out for the labels' preferred widths,
+    not the width they get, and would cut a second line off: the label asks for the height its
+    lines need at the width it has."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.setWordWrap(True)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        needed = self.heightForWidth(self.width())
+        if needed != self.minimumHeight():
+            self.setMinimumHeight(needed)
 
 
 class Inspector(QWidget):
@@ -160,6 +177,7 @@ class Inspector(QWidget):
             self._line("lanes", "Lanes", str(link.lanes), "Medium units bundled in this link (1 – 4096)")
             self._match_field(link)
             self._readonly("Physical links", f"{design.link_copies(link).instances:,}")
+            self._what_if_row(design, link.id)
             self._show_figures(link.medium)
         else:
             n = getattr(self, "_selected", 0)
@@ -192,16 +210,25 @@ class Inspector(QWidget):
     def _failure_rows(self, design, item_id: str) -> None:
         """What failing one copy of the item would do, and whether a what-if marks it failed."""
         radius = self.blast_source(item_id) if self.blast_source is not None else blast_radius(design, item_id)
-        self._readonly("Blast radius", radius.text() if radius is not None else "computing…")
+        # Of one copy: a group of 16 spines that loses one cuts nothing off; losing all 16 would.
+        self._readonly("Blast radius\n(one copy)", radius.text() if radius is not None else "computing…")
         self.fields["blast_radius"] = self.form.itemAt(self.form.rowCount() - 1,
                                                        QFormLayout.ItemRole.FieldRole).widget()
-        if item_id in failed_targets(design):
-            self._readonly("What-if", "Marked failed (right-click ▸ Restore)")
+        self.fields["blast_radius"].setToolTip("If one copy of this item fails: the accelerators left with no path "
+                                               "to the others (cut off) and those left with less bandwidth (slowed)")
+        self._what_if_row(design, item_id)
+
+    def _what_if_row(self, design, target: str) -> None:
+        """How much of the item or link a what-if marks failed, and how to undo it."""
+        failure = failure_text(design, target, self.document.catalog)
+        if failure:
+            self._readonly("What-if", f"{failure} (right-click ▸ Restore)")
+            self.fields["what_if"] = self.form.itemAt(self.form.rowCount() - 1,
+                                                      QFormLayout.ItemRole.FieldRole).widget()
 
     def _readonly(self, label: str, text: str) -> None:
-        value = QLabel(text)
+        value = _WrappingText(text)
         value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        value.setWordWrap(True)
         self.form.addRow(label, value)
 
     def _line(self, key: str, label: str, text: str, tip: str) -> QLineEdit:

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, Q
 
 from designer.canvas.export import PngExport, export_vector
 from designer.canvas.scene import DesignScene
+from designer.canvas.tooltips import failure_words
 from designer.canvas.view import DesignView
 from designer.document.document import Document
 from designer.engine.failures import Failure, failed_targets
@@ -291,7 +292,9 @@ class MainWindow(QMainWindow):
         """Design ▸ In-Network Reduction: whether collectives may reduce inside the switches, NVLink
         SHARP (NVLS) on the scale-up switches and InfiniBand SHARP on the scale-out ones. A design
         setting (saved, one undo step); it takes effect only where the switch parts support it."""
-        menu = bar.addMenu("&Design").addMenu("&In-Network Reduction")
+        design_menu = bar.addMenu("&Design")
+        self._build_what_if_menu(design_menu)
+        menu = design_menu.addMenu("&In-Network Reduction")
         self.in_network_actions: dict[str, QAction] = {}
         for kind, text, tip in (
                 ("nvls", "&NVLink SHARP (NVLS)", "Let collectives reduce in NVLink switches that support NVLS"),
@@ -368,14 +371,36 @@ class MainWindow(QMainWindow):
           "What-if: take the selection (every copy) out of service and compare with the healthy design")
         a("fail_one", "Fail &One Copy", lambda: self.mark_failed(1), None,
           "What-if: take one copy of the selected item out of service")
+        a("fail_some", "Fail &Some Copies…", self.fail_some_copies, None,
+          "What-if: take a number or a share of the selected item's copies (or link's physical links) out of service")
         a("restore", "&Restore", self.restore_failed, None, "Put the selection back in service")
         self.inspector.blast_source = self.scene.blast_radius
         self.scene.blastReady.connect(self.inspector.refresh)
-        for name in ("fail", "fail_one", "restore"):
+        self.results.goodput.describe_failure = lambda text: failure_words(self.document.design, self.catalog, text)
+        # In the right-click menu the what-if stands apart from the editing actions above it.
+        separator = QAction(self)
+        separator.setSeparator(True)
+        self.view.addAction(separator)
+        for name in ("fail", "fail_one", "fail_some", "restore"):
             action = getattr(self, f"act_{name}")
             action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             self.removeAction(action)
             self.view.addAction(action)
+
+    def _build_what_if_menu(self, design_menu) -> None:
+        """Design ▸ Failure What-If: the right-click menu's failure actions where a user looks for
+        them in the menu bar, and Restore All, which clears every mark at once."""
+        self._action("restore_all", "Restore &All", lambda: self.document.set_setting("failures", None, "Restore All"),
+                     None, "Put every part marked failed back in service")
+        self.act_restore_all.setEnabled(False)
+        self.document.changed.connect(
+            lambda _change: self.act_restore_all.setEnabled(bool(self.document.design.settings.get("failures"))))
+        menu = design_menu.addMenu("Failure &What-If")
+        for name in ("fail", "fail_one", "fail_some", "restore"):
+            menu.addAction(getattr(self, f"act_{name}"))
+        menu.addSeparator()
+        menu.addAction(self.act_restore_all)
+        design_menu.addSeparator()
 
     def _update_failure_actions(self, items: list[str], links: list[str]) -> None:
         # Select All on a big design chooses tens of thousands of ids: each answer takes the
@@ -392,7 +417,9 @@ class MainWindow(QMainWindow):
         replicated = len(items) * 4 < len(design.items) or any(item.count > 1 for item in design.items.values())
         self.act_fail.setEnabled(fail)
         self.act_fail_one.setEnabled(replicated and any(i not in marked and design.multiplicity(i) > 1 for i in items))
-        self.act_restore.setEnabled(not (marked.isdisjoint(items) and marked.isdisjoint(links)))
+        self.act_restore.setEnabled(not (marked.isdisjoint(items) and marked.isdisjoint(links)
+                                         and marked.isdisjoint(self._marked_media(marked, links))))
+        self.act_fail_some.setEnabled(self._copies_to_fail(items, links) is not None)
 
     def mark_failed(self, copies: int | None) -> None:
         design = self.document.design
@@ -409,10 +436,58 @@ class MainWindow(QMainWindow):
         entries += [Failure(i, copies).setting() for i in chosen]
         self.document.set_setting("failures", entries, "Fail" if copies is None else "Fail One Copy")
 
+    def _copies_to_fail(self, items: list[str], links: list[str]) -> tuple[str, str, int, str] | None:
+        """(id, name, copies, what they are) of the one selected item or link a share of whose
+        copies can fail: it stands for several and is not marked yet; else None."""
+        design = self.document.design
+        if len(items) + len(links) != 1:
+            return None
+        target = (items or links)[0]
+        if target in failed_targets(design):
+            return None
+        if items:
+            item = design.items[target]
+            total, what, name = design.multiplicity(target), "copies", item.label
+        else:
+            link = design.links[target]
+            total, what = design.link_copies(link).instances, "physical links"
+            name = f"Link {design.items[link.a].label} — {design.items[link.b].label}"
+        return (target, name, total, what) if total > 1 else None
+
+    def fail_some_copies(self) -> None:
+        """Ask how many of the selected item's copies (or link's physical links) fail, and mark them."""
+        from designer.ui.dialogs import FailCopiesDialog
+
+        items, links = self.scene.selection()
+        chosen = self._copies_to_fail(items, links)
+        if chosen is None:
+            return
+        target, name, total, what = chosen
+        medium = None
+        if links:
+            # A link can also stand for its medium: a share of every link on it ("2 % of the optics").
+            design = self.document.design
+            medium_id = design.links[target].medium
+            part = self.catalog.get(medium_id)
+            on_it = [design.link_copies(link).instances for link in design.links.values() if link.medium == medium_id]
+            medium = (medium_id, part.name if part is not None else medium_id, on_it)
+        dialog = FailCopiesDialog(name, total, what, self, medium)
+        if dialog.exec() != FailCopiesDialog.DialogCode.Accepted:
+            return
+        entries = list(self.document.design.settings.get("failures") or [])
+        entries.append(dialog.failure(target).setting())
+        self.document.set_setting("failures", entries, "Fail Some Copies")
+
+    def _marked_media(self, marked: set[str], links: list[str]) -> set[str]:
+        """The link media a what-if marks that some of `links` are on (a link is restored with its medium)."""
+        design = self.document.design
+        media = {target for target in marked if target not in design.items and target not in design.links}
+        return {design.links[i].medium for i in links if i in design.links} & media if media else set()
+
     def restore_failed(self) -> None:
         design = self.document.design
         items, links = self.scene.selection()
-        chosen = set(items) | set(links)
+        chosen = set(items) | set(links) | self._marked_media(failed_targets(design), links)
         entries = [e for e in design.settings.get("failures") or [] if e["target"] not in chosen]
         self.document.set_setting("failures", entries or None, "Restore")
 

@@ -4,16 +4,19 @@ them. An edit is a design setting (`cost`): the window makes it one undo step.""
 
 from __future__ import annotations
 
+import html
+import math
 from collections.abc import Mapping
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QGridLayout, QGroupBox, QLabel, QScrollArea,
-                               QVBoxLayout, QWidget)
+from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Signal
+from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QGridLayout, QGroupBox, QLabel, QPushButton,
+                               QScrollArea, QToolTip, QVBoxLayout, QWidget)
 
 from designer.canvas import colors
-from designer.engine.cost import ASSUMPTIONS, CATEGORIES, DEFAULTS, NOT_COUNTED, YEARLY
+from designer.document.turns import later
+from designer.engine.cost import ASSUMPTIONS, CATEGORIES, DEFAULTS, NOT_COUNTED, YEARLY, Assumption
 from designer.engine.result import Result
 from designer.engine.summary import derived_text, unpriced_text
 from designer.ui.results import plotstyle
@@ -26,6 +29,8 @@ FIGURES = (("capital_usd", "Capital cost"), ("yearly_usd", "Yearly cost"),
            ("run_usd", "Training run"), ("run_energy_mwh", "Training run energy"),
            ("per_million_tokens_usd", "Per million tokens"), ("unpriced_parts", "Unpriced parts"),
            ("derived_parts", "Derived estimates"), ("not_counted", "Not counted"))
+VIEW_HEIGHT = (380, 440)  # the plots' view, with the legend in two columns: at least, at most
+LEGEND_ROW_HEIGHT = 24
 # Which assumptions apply to which way of paying for the building.
 FACILITY_KEYS = {"build": ("facility_usd_per_kw", "facility_years"), "colocation": ("colocation_usd_per_kw_month",)}
 
@@ -48,6 +53,14 @@ def _scale(largest: float) -> tuple[float, str]:
     return 1.0, "USD"
 
 
+def _assumption_text(assumption: Assumption, value: Any) -> str:
+    """An assumption's value as its editor shows it: "0.080 USD/kWh", "5.0 years", "build"."""
+    if assumption.choices:
+        return str(value)
+    unit = f" {assumption.unit}" if assumption.unit and assumption.unit != "fraction" else ""
+    return f"{value:,.{assumption.decimals}f}{unit}"
+
+
 class AssumptionsForm(QObject):
     """The cost model's assumptions; `changed` carries the design's new `cost` setting (only the
     values that differ from the defaults; None when all are defaults)."""
@@ -63,6 +76,7 @@ class AssumptionsForm(QObject):
         grid.setVerticalSpacing(4)
         grid.setColumnStretch(2, 1)
         self.editors: dict[str, QDoubleSpinBox | QComboBox] = {}
+        self.sources: dict[str, QLabel] = {}
         for row, assumption in enumerate(ASSUMPTIONS):
             if assumption.choices:
                 editor = QComboBox()
@@ -79,6 +93,8 @@ class AssumptionsForm(QObject):
             editor.setObjectName(f"cost-{assumption.key}")
             editor.setToolTip(assumption.source)
             source = QLabel(assumption.source)
+            source.setObjectName(f"cost-source-{assumption.key}")
+            source.setTextFormat(Qt.TextFormat.RichText)
             source.setWordWrap(True)
             source.setStyleSheet(f"color: {colors.DIM_TEXT}; font-size: 8.5pt;")
             source.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -86,6 +102,12 @@ class AssumptionsForm(QObject):
             grid.addWidget(editor, row, 1)
             grid.addWidget(source, row, 2)
             self.editors[assumption.key] = editor
+            self.sources[assumption.key] = source
+        self.reset = QPushButton("Reset to Defaults")
+        self.reset.setObjectName("cost-reset")
+        self.reset.setToolTip("Every assumption back to its default (one undo step)")
+        self.reset.clicked.connect(lambda: self.changed.emit(None))
+        grid.addWidget(self.reset, len(ASSUMPTIONS), 1)
         self.box = box
         self.set_setting(None)
 
@@ -124,11 +146,43 @@ class AssumptionsForm(QObject):
         for facility, keys in FACILITY_KEYS.items():
             for key in keys:
                 self.editors[key].setEnabled(facility == mode)
+        self._show_defaults()
+
+    def _show_defaults(self) -> None:
+        """A changed assumption says its default beside its source, so the user can go back to it."""
+        changed = self.setting() or {}
+        for assumption in ASSUMPTIONS:
+            label = self.sources[assumption.key]
+            if assumption.key in changed:
+                label.setText(f"<b>Default: {_assumption_text(assumption, assumption.default)}.</b> "
+                              f"{html.escape(assumption.source, quote=False)}")
+            else:
+                label.setText(html.escape(assumption.source, quote=False))
+        self.reset.setEnabled(bool(changed))
 
     def _edited(self, *_: Any) -> None:
         self._sync_enabled()
         if not self._updating:
             self.changed.emit(self.setting())
+
+
+class _BarTips(QObject):
+    """The tooltip of the bar the mouse rests on, asked for when Qt asks (never a stale one)."""
+
+    def __init__(self, view: pg.GraphicsLayoutWidget, text_at) -> None:
+        super().__init__(view)
+        self._view, self._text_at = view, text_at
+        view.viewport().installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() != QEvent.Type.ToolTip:
+            return False
+        text = self._text_at(self._view.mapToScene(event.pos()))
+        if text:
+            QToolTip.showText(event.globalPos(), text, self._view.viewport())
+        else:
+            QToolTip.hideText()
+        return True
 
 
 class CostTab:
@@ -139,6 +193,7 @@ class CostTab:
         self.capital_bars: dict[str, pg.BarGraphItem] = {}
         self.capital_legend: dict[str, pg.LabelItem] = {}
         self.yearly_bars: dict[str, pg.BarGraphItem] = {}
+        self.yearly_values: dict[str, pg.TextItem] = {}
         content = QWidget()
         v = QVBoxLayout(content)
         v.setContentsMargins(0, 4, 0, 0)
@@ -149,7 +204,7 @@ class CostTab:
         self.capital_plot.getAxis("left").setTicks([[(0, "capital")]])
         self.capital_plot.setYRange(-0.5, 0.5, padding=0)
         self.capital_plot.setMouseEnabled(x=False, y=False)
-        legend = plotstyle.outside_legend(view, row=1, columns=2)
+        legend = self.capital_legend_item = plotstyle.outside_legend(view, row=1, columns=2)
         for key, text in CATEGORIES.items():
             item = plotstyle.bar(colors.COST_CATEGORY[key])
             self.capital_plot.addItem(item)
@@ -168,8 +223,18 @@ class CostTab:
                                    pen=pg.mkPen(colors.CANVAS_BACKGROUND, width=1))
             self.yearly_plot.addItem(item)
             self.yearly_bars[key] = item
-        view.setMinimumHeight(380)
-        view.setMaximumHeight(440)
+            # Each bar's figure at its end: the tab lists no other per-component yearly figure.
+            text = pg.TextItem("", color=colors.TEXT, anchor=(0, 0.5))
+            text.setFont(plotstyle.TICK_FONT)
+            text.setPos(0, -i)
+            self.yearly_plot.addItem(text)
+            self.yearly_values[key] = text
+        # What the mouse is over: (x from, x to, y, text) in each plot's own units.
+        self._spans: dict[str, list[tuple[float, float, float, str]]] = {"capital": [], "yearly": []}
+        self._tips = _BarTips(view, self.bar_text_at)
+        view.sigDeviceRangeChanged.connect(lambda *_: self._fit_legend())
+        view.setMinimumHeight(VIEW_HEIGHT[0])
+        view.setMaximumHeight(VIEW_HEIGHT[1])
         self.view = view
         self.plot_page = Placeholder(view)
         self.message_page = self.plot_page
@@ -187,6 +252,32 @@ class CostTab:
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         scroll.setWidget(content)
         self.page = scroll
+
+    def _fit_legend(self) -> None:
+        """Two legend columns where they fit the panel, else one: a legend wider than the panel
+        would widen the plots with it and cut their right side off."""
+        legend = self.capital_legend_item
+        legend.setColumnCount(2)
+        layout = self.view.ci
+        layout.layout.invalidate()
+        if layout.effectiveSizeHint(Qt.SizeHint.MinimumSize).width() > self.view.viewport().width():
+            legend.setColumnCount(1)
+        layout.setGeometry(self.view.range)
+        # One column has more rows: the view grows by them, so the plots keep their height. Not
+        # now: this may run inside the view's own resize, which would undo a nested one.
+        extra = LEGEND_ROW_HEIGHT * (legend.rowCount - math.ceil(len(legend.items) / 2))
+        heights = (VIEW_HEIGHT[1] + extra, VIEW_HEIGHT[1] + extra) if extra else VIEW_HEIGHT
+        if (self.view.minimumHeight(), self.view.maximumHeight()) != heights:
+            later(lambda: (self.view.setMinimumHeight(heights[0]), self.view.setMaximumHeight(heights[1])), self.view)
+
+    def bar_text_at(self, scene_pos: QPointF) -> str:
+        """The bar at a point of the view's scene, named with its figure ("" where no bar is)."""
+        for name, plot in (("capital", self.capital_plot), ("yearly", self.yearly_plot)):
+            if plot.vb.sceneBoundingRect().contains(scene_pos):
+                point = plot.vb.mapSceneToView(scene_pos)
+                return next((tip for x0, x1, y, tip in self._spans[name]
+                             if x0 <= point.x() <= x1 and abs(point.y() - y) <= 0.35), "")
+        return ""
 
     def plot_items(self) -> dict[str, pg.BarGraphItem]:
         return {**{f"capital {key}": bar for key, bar in self.capital_bars.items()},
@@ -215,21 +306,34 @@ class CostTab:
         self.plot_page.show_content()
         factor, word = _scale(cost.capital_usd)
         x0 = 0.0
+        self._spans = {"capital": [], "yearly": []}
         for key, bar in self.capital_bars.items():
             value = cost.capital_by_category_usd.get(key, 0.0)
             width = (value or 0.0) / factor
             bar.setOpts(x0=[x0], width=[width])
+            if width:
+                self._spans["capital"].append((x0, x0 + width, 0.0, f"{CATEGORIES[key]}: {money(value)}, "
+                                               f"{value / cost.capital_usd:.0%} of the capital cost"))
             x0 += width
-            unpriced = cost.unpriced_by_category.get(key, ()) if value is None else ()
-            self.capital_legend[key].setText(f"{CATEGORIES[key]} ({unpriced_text(unpriced)})" if unpriced
-                                             else CATEGORIES[key])
+            # The legend only marks the category: its parts are named in the figures below, and a
+            # long list here would widen the plots past the panel and cut them off.
+            unpriced = value is None and cost.unpriced_by_category.get(key)
+            self.capital_legend[key].setText(f"{CATEGORIES[key]} (unpriced)" if unpriced else CATEGORIES[key])
+        self._fit_legend()
         self.capital_plot.setXRange(0, max(x0, 1e-9) * 1.02, padding=0.01)
         plotstyle.label(self.capital_plot, "bottom", "Capital cost", word)
         yearly_factor, yearly_word = _scale(max(cost.yearly_by_category_usd.values(), default=0.0))
-        for key, bar in self.yearly_bars.items():
-            bar.setOpts(width=[cost.yearly_by_category_usd.get(key, 0.0) / yearly_factor])
+        for i, (key, bar) in enumerate(self.yearly_bars.items()):
+            value = cost.yearly_by_category_usd.get(key, 0.0)
+            width = value / yearly_factor
+            bar.setOpts(width=[width])
+            self.yearly_values[key].setText(f" {money(value)}" if value else "")
+            self.yearly_values[key].setPos(width, -i)
+            if value:
+                self._spans["yearly"].append((0.0, width, -i, f"{YEARLY[key]}: {money(value)} per year"))
         largest = max(cost.yearly_by_category_usd.values(), default=0.0) / yearly_factor
-        self.yearly_plot.setXRange(0, max(largest, 1e-9) * 1.05, padding=0.01)
+        # Room at the right for the longest bar's figure.
+        self.yearly_plot.setXRange(0, max(largest, 1e-9) * 1.22, padding=0.01)
         plotstyle.label(self.yearly_plot, "bottom", "Cost per year", yearly_word)
         labels = self.labels
         labels["capital_usd"].setText(money(cost.capital_usd) + " (" + ", ".join(

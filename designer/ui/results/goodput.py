@@ -4,7 +4,9 @@ degraded design next to the healthy one with the difference."""
 
 from __future__ import annotations
 
+import html
 import math
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
@@ -36,6 +38,26 @@ def _change(change: float | None, healthy) -> str:
         share = change / healthy
         text += f" ({share:+.1%})" if abs(share) >= 0.001 else f" ({share * 100:+.2g}%)"
     return text
+
+
+def _percent(fraction: float | None) -> tuple[str, str]:
+    """"98.53", "%"."""
+    return ("—", "") if fraction is None else (f"{fraction * 100:.2f}", "%")
+
+
+def _duration(seconds: float | None) -> tuple[str, str]:
+    """A time in the unit a reader takes in at a glance: "3.7 s", "14.2 min", "2.5 h"."""
+    if seconds is None:
+        return "—", ""
+    for size, unit in ((3600, "h"), (60, "min")):
+        if seconds >= 2 * size:
+            return f"{seconds / size:,.1f}", unit
+    return _figure(seconds), "s"
+
+
+# The part classes of `Goodput.by_class`, as a row names them.
+PART_CLASSES = {"accelerator": "accelerators", "server": "servers", "nic": "NICs", "switch": "switches",
+                "transceiver": "transceivers", "cable": "cables", "storage": "storage"}
 
 
 def _table(columns: list[str]) -> QTableWidget:
@@ -71,6 +93,8 @@ def _fill(table: QTableWidget, rows: list[list[str]], tints: dict[tuple[int, int
             table.setItem(r, c, cell)
 
 
+WHAT_IF_NAMED = 5  # failures the what-if line names; the rest it counts
+
 # Units of the compared figures that are better when lower (docs/goodput.md, failure what-ifs).
 LOWER_IS_BETTER = ("s", "days", "/day", ":1")
 
@@ -79,6 +103,8 @@ class GoodputTab(QObject):
     title = "Goodput"
     subject = "Goodput"
     sparesChanged = Signal(int)  # the user chose another number of hot spare servers
+    # A failure as the engine writes it ("spines.sw:1") in the design's words; the window sets it.
+    describe_failure: Callable[[str], str] = staticmethod(lambda text: text)
 
     def __init__(self) -> None:
         super().__init__()
@@ -93,6 +119,7 @@ class GoodputTab(QObject):
         self.spares.setToolTip("Spare servers kept powered and ready: a failed server is swapped for one "
                                "instead of waited for (saved with the design, undoable)")
         self.spares.valueChanged.connect(self._spares_edited)
+        self.spares.setMaximumWidth(140)
         form.addRow("Hot spare servers", self.spares)
         layout.addLayout(form)
         self.goodput_table = _table(["Goodput", "Value", "Unit"])
@@ -112,16 +139,19 @@ class GoodputTab(QObject):
         if g is None:
             self.page.show_message("Goodput not computed")
             return
-        rows = [["Interruptions per day", _figure(g.interruptions_per_day), "/day"],
-                ["Mean time between interruptions", _figure(g.mtbi_hours), "h"]]
-        rows += [[f"  from {name}", _figure(value), "/day"] for name, value in g.by_class.items()]
-        rows += [["Storage", g.storage or "none", ""], ["Checkpoint size", _figure(g.checkpoint_gb), "GB"],
-                 ["Checkpoint write", _figure(g.checkpoint_write_s), "s"],
-                 ["Checkpoint interval (Young/Daly)", _figure(g.checkpoint_interval_s), "s"],
-                 ["Chance a spare is free", _figure(g.spare_found), ""],
-                 ["Restart and recovery per interruption", _figure(g.restart_s), "s"],
-                 ["Effective training time ratio", _figure(g.effective_ratio), ""],
-                 ["Days to train, with failures", _figure(g.days), "days"]]
+        # What the job loses first (a laptop-sized panel shows the top rows only), then why.
+        rows = [["Effective training time ratio", *_percent(g.effective_ratio)],
+                ["Days to train, with failures", _figure(g.days), "days"],
+                ["Days to train, without failures", _figure(result.training.days), "days"],
+                ["Interruptions per day", _figure(g.interruptions_per_day), "/day"],
+                ["Mean time between interruptions", _figure(g.mtbi_hours), "h"],
+                ["Checkpoint interval (Young/Daly)", *_duration(g.checkpoint_interval_s)],
+                ["Checkpoint write", *_duration(g.checkpoint_write_s)],
+                ["Checkpoint size", _figure(g.checkpoint_gb), "GB"], ["Storage", g.storage or "none", ""],
+                ["Restart and recovery per interruption", *_duration(g.restart_s)],
+                ["Chance a hot spare is free", *_percent(g.spare_found)]]
+        rows += [[f"  interruptions from {PART_CLASSES.get(name, name)}", _figure(value), "/day"]
+                 for name, value in g.by_class.items()]
         if g.why:
             rows.append(["Why some figures are missing", g.why, ""])
         _fill(self.goodput_table, rows)
@@ -146,7 +176,12 @@ class GoodputTab(QObject):
             self.degraded_table.hide()
             return
         self.degraded_table.show()
-        text = (f"<b style='color:{colors.FAILED}'>What-if: {', '.join(d.failures)} failed</b> — "
+        # A few by name: Select All ▸ Fail marks thousands, and each name is looked up in the design.
+        failed = ", ".join(map(self.describe_failure, d.failures[:WHAT_IF_NAMED]))
+        if len(d.failures) > WHAT_IF_NAMED:
+            failed += f" and {len(d.failures) - WHAT_IF_NAMED:,} more"
+        failed = html.escape(failed)
+        text = (f"<b style='color:{colors.FAILED}'>What-if: {failed} failed</b> — "
                 f"{d.accelerators:,} accelerators run the job, {d.cut_off:,} cut off.")
         if d.placement:
             text += f" The job {d.placement.removeprefix('job ')}."
