@@ -181,8 +181,21 @@ def _mark_failures(design, catalog, texts: list[str]) -> None:
         except ValueError as exc:
             raise UsageError(f"--fail: {exc}") from None
         target = failure.target
-        if target not in design.items and target not in design.links and not (
-                target in catalog and catalog[target].kind == "medium"):
+        if target in design.items or target in design.links:
+            copies = (design.multiplicity(target) if target in design.items
+                      else design.link_copies(design.links[target]).instances)
+            if failure.copies is not None and failure.copies > copies:
+                raise UsageError(f"--fail {text}: '{target}' has {copies:,} cop{'ies' if copies != 1 else 'y'}, "
+                                 f"not {failure.copies:,}")
+        elif target in catalog and catalog[target].kind == "medium":
+            if not any(link.medium == target for link in design.links.values()):
+                raise UsageError(f"--fail {text}: no link of the design uses medium '{target}'")
+        else:
+            # Ids may hold ':' too, so "spines.sw:x" is first looked up whole.
+            named, _, amount = target.rpartition(":")
+            if named in design.items or named in design.links or named in catalog:
+                raise UsageError(f"--fail {text}: after '{named}:' expected a count of copies (a whole number of "
+                                 f"at least 1) or a percentage like 2%, got '{amount}'")
             raise UsageError(f"--fail {text}: no item, link or link medium '{target}' in the design")
         marked.append(failure.setting())
     if marked:

@@ -36,7 +36,7 @@ from designer.engine.shapes import classify as classify_shape
 from designer.engine.shapes import dragonfly_group
 from designer.engine.workloads import WorkloadError
 from designer.model.catalog import Catalog
-from designer.model.design import Design, Link
+from designer.model.design import MAX_TOTAL_COPIES, Design, Link
 from designer.model.errors import DesignError
 
 _FAILURE_TEXT = re.compile(
@@ -90,8 +90,9 @@ def parse_failure(text: str) -> Failure:
         if not 0 < percent <= 100:
             raise ValueError(f"a percentage of copies is above 0 and at most 100, got '{text}'")
         return Failure(match.group("target"), percent=percent)
-    if "." in amount or int(amount) < 1:
-        raise ValueError(f"a count of copies is a whole number of at least 1, got '{text}'")
+    # Digits are counted before converting: Python refuses to convert thousands of them.
+    if "." in amount or len(amount.lstrip("0")) > len(str(MAX_TOTAL_COPIES)) or not 1 <= int(amount) <= MAX_TOTAL_COPIES:
+        raise ValueError(f"a count of copies is a whole number from 1 to {MAX_TOTAL_COPIES:,}, got '{text}'")
     return Failure(match.group("target"), copies=int(amount))
 
 
@@ -99,6 +100,43 @@ def failures_of(design: Design) -> list[Failure]:
     """The failures a design's settings mark."""
     return [Failure(entry["target"], entry.get("copies"), entry.get("percent"))
             for entry in design.settings.get("failures") or ()]
+
+
+def merged_failures(design: Design, catalog: Catalog, failures: list[Failure]) -> tuple[list[Failure], list[str]]:
+    """The failures to apply, one per item or link, and notes on what they asked for.
+
+    Marks of one target add up (one copy marked twice is two copies; a mark of every copy wins),
+    capped at the copies there are. Failures of every copy come first: a failure of something
+    inside one of them finds it gone, and no copy split out by a partial failure (`su:f1`) is left
+    standing by a later failure of the whole. A medium's marks apply to each of its links as given.
+    Notes: a count above the copies there are, a medium no link of the design uses."""
+    notes: list[str] = []
+    by_target: dict[str, list[Failure]] = {}
+    for failure in failures:
+        by_target.setdefault(failure.target, []).append(failure)
+    whole: list[Failure] = []
+    partial: list[Failure] = []
+    for target, marks in by_target.items():
+        every = any(m.copies is None and m.percent is None for m in marks)
+        if target in design.items:
+            total = design.multiplicity(target)
+        elif target in design.links:
+            total = design.link_copies(design.links[target]).instances
+        else:
+            if (target in catalog and catalog[target].kind == "medium"
+                    and not any(link.medium == target for link in design.links.values())):
+                notes.append(f"no link of the design uses medium '{target}': nothing of it failed")
+            (whole if every else partial).extend(marks)
+            continue
+        asked = sum(m.copies for m in marks if m.copies is not None)
+        if not every and asked > total:
+            notes.append(f"{asked:,} copies of '{target}' marked failed, the design has {total:,}: every copy failed")
+        failed = total if every else min(total, sum(m.failed_of(total) for m in marks))
+        if failed >= total:
+            whole.append(Failure(target))
+        else:
+            partial.append(Failure(target, copies=failed))
+    return whole + partial, notes
 
 
 def failed_targets(design: Design) -> set[str]:
@@ -112,6 +150,7 @@ class _Degrader:
     """Applies failures to a private copy of a design's items and links."""
 
     def __init__(self, design: Design, catalog: Catalog):
+        self.healthy = design
         settings = {k: copy.deepcopy(v) for k, v in design.settings.items() if k != "failures"}
         self.design = Design(design.name, design.description, dict(design.items), dict(design.links), settings)
         self.catalog = catalog
@@ -128,6 +167,8 @@ class _Degrader:
         elif failure.target in self.catalog and self.catalog[failure.target].kind == "medium":
             for link in [l for l in d.links.values() if l.medium == failure.target]:
                 self.fail_link(link, failure.failed_of(d.link_copies(link).instances))
+        elif failure.target in self.healthy.items or failure.target in self.healthy.links:
+            pass  # it went with something failed before it (its container, a link's end)
         else:
             raise DesignError(f"failure '{failure.text()}': no item, link or link medium '{failure.target}' "
                               "in the design")
@@ -299,16 +340,18 @@ def degraded_design(design: Design, catalog: Catalog, failures: list[Failure]) -
     healthy = components(design)
     total = sum(size * islands for size, islands, _ in healthy)
     degrader = _Degrader(design, catalog)
-    for failure in failures:
+    merged, notes = merged_failures(design, catalog, failures)
+    for failure in merged:
         degrader.apply(failure)
     d = degrader.design
     _drop_dead_ends(d, _hop_levels(design))
     left = components(d)
     remaining = sum(size * islands for size, islands, _ in left)
     if not healthy or healthy[0][0] < total:
-        return d, total - remaining, "the healthy design's accelerators are not all connected: none is cut off"
+        notes.append("the healthy design's accelerators are not all connected: none is cut off")
+        return d, total - remaining, "; ".join(notes)
     if not left:
-        return d, total, "no accelerator is left"
+        return d, total, "; ".join([*notes, "no accelerator is left: nothing trains"])
     size, islands, keep = left[0]
     for _, _, group in left[1:]:
         for item_id in group:
@@ -323,7 +366,7 @@ def degraded_design(design: Design, catalog: Catalog, failures: list[Failure]) -
         for container in common or ():
             if d.items[container].count > 1:
                 d.items[container] = replace(d.items[container], count=1)
-    return d, total - size, None
+    return d, total - size, "; ".join(notes) or None
 
 
 # -- comparison -------------------------------------------------------------------------------
@@ -498,7 +541,8 @@ def comparisons(healthy: Result, degraded: Result, degraded_bisection: float | N
     h_bis = h_net.scale_out.bisection_gb_per_s if h_net.scale_out else None
     h_row, d_row = _largest_collective(healthy), _largest_collective(degraded)
     h_tr, d_tr = healthy.training, degraded.training
-    h_gp, d_gp = healthy.goodput, degraded.goodput
+    # With no accelerator left no job runs: what is left still fails, but interrupts nothing.
+    h_gp, d_gp = healthy.goodput, degraded.goodput if d_net.accelerators else None
 
     def out_of(network: Network, name: str):
         return getattr(network.scale_out, name) if network.scale_out else None
