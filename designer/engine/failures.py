@@ -91,7 +91,8 @@ def parse_failure(text: str) -> Failure:
             raise ValueError(f"a percentage of copies is above 0 and at most 100, got '{text}'")
         return Failure(match.group("target"), percent=percent)
     # Digits are counted before converting: Python refuses to convert thousands of them.
-    if "." in amount or len(amount.lstrip("0")) > len(str(MAX_TOTAL_COPIES)) or not 1 <= int(amount) <= MAX_TOTAL_COPIES:
+    digits = amount.lstrip("0")
+    if "." in amount or len(digits) > len(str(MAX_TOTAL_COPIES)) or not 1 <= int(amount) <= MAX_TOTAL_COPIES:
         raise ValueError(f"a count of copies is a whole number from 1 to {MAX_TOTAL_COPIES:,}, got '{text}'")
     return Failure(match.group("target"), copies=int(amount))
 

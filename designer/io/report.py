@@ -81,7 +81,7 @@ def goodput_sections(result: Result) -> list[str]:
                                ("checkpoint", g.checkpoint_write_s, "s"), ("interval", g.checkpoint_interval_s, "s"),
                                ("restart", g.restart_s, "s"), ("effective", g.effective_ratio, ""),
                                ("days", g.days, "days")):
-        lines.append(f"  {label:<14} {format_value(value)} {unit}".rstrip())
+        lines.append(f"  {label:<14} {_shown(value)} {unit}".rstrip())
     if g.why:
         lines.append(f"  {g.why}")
     d = result.degraded
@@ -90,5 +90,9 @@ def goodput_sections(result: Result) -> list[str]:
         if d.why:
             lines.append(f"  {d.why}")
         for f in d.figures:
-            lines.append(f"  {f.figure:<48} {format_value(f.healthy):>14} → {format_value(f.degraded):>14} {f.unit}")
+            lines.append(f"  {f.figure:<48} {_shown(f.healthy):>14} → {_shown(f.degraded):>14} {f.unit}")
     return lines
+
+
+def _shown(value) -> str:
+    return "not computed" if value is None else format_value(value)

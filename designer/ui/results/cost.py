@@ -9,8 +9,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QGridLayout, QGroupBox, QLabel, QScrollArea,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QComboBox, QGridLayout, QGroupBox, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from designer.canvas import colors
 from designer.engine.cost import ASSUMPTIONS, CATEGORIES, DEFAULTS, NOT_COUNTED, YEARLY
@@ -18,6 +17,7 @@ from designer.engine.result import Result
 from designer.engine.summary import unpriced_text
 from designer.ui.results import plotstyle
 from designer.ui.results.formatting import NOT_COMPUTED
+from designer.ui.results.fields import CheckedDoubleSpinBox, RefusalLabel
 from designer.ui.results.figures import figures_form
 from designer.ui.results.placeholder import Placeholder
 
@@ -62,20 +62,22 @@ class AssumptionsForm(QObject):
         grid.setHorizontalSpacing(8)
         grid.setVerticalSpacing(4)
         grid.setColumnStretch(2, 1)
-        self.editors: dict[str, QDoubleSpinBox | QComboBox] = {}
+        self.editors: dict[str, CheckedDoubleSpinBox | QComboBox] = {}
+        self.refusal = RefusalLabel()
         for row, assumption in enumerate(ASSUMPTIONS):
             if assumption.choices:
                 editor = QComboBox()
                 editor.addItems(list(assumption.choices))
                 editor.currentIndexChanged.connect(self._edited)
             else:
-                editor = QDoubleSpinBox()
+                editor = CheckedDoubleSpinBox()
                 editor.setDecimals(assumption.decimals)
                 editor.setRange(assumption.minimum, assumption.maximum)
                 editor.setSuffix(f" {assumption.unit}" if assumption.unit and assumption.unit != "fraction" else "")
                 editor.setKeyboardTracking(False)  # a typed number is one edit, when it is finished
                 editor.setAccelerated(True)
                 editor.valueChanged.connect(self._edited)
+                editor.refused.connect(lambda typed, a=assumption, e=editor: self.refusal.refuse(a.label, e, typed))
             editor.setObjectName(f"cost-{assumption.key}")
             editor.setToolTip(assumption.source)
             source = QLabel(assumption.source)
@@ -86,6 +88,7 @@ class AssumptionsForm(QObject):
             grid.addWidget(editor, row, 1)
             grid.addWidget(source, row, 2)
             self.editors[assumption.key] = editor
+        grid.addWidget(self.refusal, len(ASSUMPTIONS), 0, 1, 3)
         self.box = box
         self.set_setting(None)
 
@@ -128,6 +131,7 @@ class AssumptionsForm(QObject):
     def _edited(self, *_: Any) -> None:
         self._sync_enabled()
         if not self._updating:
+            self.refusal.hide()
             self.changed.emit(self.setting())
 
 

@@ -8,11 +8,12 @@ import math
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QHeaderView, QLabel, QSpinBox, QTableWidget,
+from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QHeaderView, QLabel, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from designer.canvas import colors
 from designer.engine.result import Result
+from designer.ui.results.fields import CheckedSpinBox, RefusalLabel
 from designer.ui.results.placeholder import Placeholder
 
 
@@ -86,7 +87,7 @@ class GoodputTab(QObject):
         layout = QVBoxLayout(host)
         layout.setContentsMargins(0, 0, 0, 0)
         form = QFormLayout()
-        self.spares = QSpinBox()
+        self.spares = CheckedSpinBox()
         self.spares.setObjectName("goodputSpares")
         self.spares.setRange(0, 1_000_000)
         self.spares.setKeyboardTracking(False)
@@ -94,6 +95,9 @@ class GoodputTab(QObject):
                                "instead of waited for (saved with the design, undoable)")
         self.spares.valueChanged.connect(self._spares_edited)
         form.addRow("Hot spare servers", self.spares)
+        self.spares_refusal = RefusalLabel()
+        self.spares.refused.connect(lambda typed: self.spares_refusal.refuse("Hot spare servers", self.spares, typed))
+        form.addRow(self.spares_refusal)
         layout.addLayout(form)
         self.goodput_table = _table(["Goodput", "Value", "Unit"])
         layout.addWidget(self.goodput_table, 1)
@@ -135,6 +139,7 @@ class GoodputTab(QObject):
 
     def _spares_edited(self, value: int) -> None:
         if not getattr(self, "_showing", False):
+            self.spares_refusal.hide()
             self.sparesChanged.emit(value)
 
     def _show_degraded(self, result: Result) -> None:
