@@ -17,7 +17,8 @@ from designer.engine.cost import ASSUMPTIONS
 from designer.engine.failures import degraded_design, parse_failure
 from designer.io.files import DesignFileError, design_from_document, design_to_document, load_design, save_design
 from designer.model import edits
-from designer.model.catalog import default_catalog, parse_catalog_document
+from designer.io.report import result_table
+from designer.model.catalog import Catalog, default_catalog, parse_catalog_document
 from designer.model.errors import CatalogError
 from designer.paths import catalog_dir
 from designer.topologies import generate
@@ -174,6 +175,35 @@ def test_a_price_without_its_source_names_the_missing_field():
     document = {"format": "cluster-designer-catalog", "version": 1, "parts": [entry]}
     with pytest.raises(CatalogError, match=r"\$\.parts\[0\]: missing field 'price_source' \('price_usd' needs"):
         parse_catalog_document(document, "mine.json")
+
+
+def test_storage_slower_than_the_failures_says_why_nothing_ends_and_prints_no_infinity():
+    storage = SMALL.settings["storage"]["part"]
+    for bandwidth in (5e-324, 1e-9):  # the catalogue takes any figure above 0
+        entry = {**json.loads(json.dumps(dict(CATALOG[storage].data))), "write_gb_per_s": bandwidth,
+                 "read_gb_per_s": bandwidth}
+        slow = CATALOG.merged(Catalog(parse_catalog_document(
+            {"format": "cluster-designer-catalog", "version": 1, "parts": [entry]}, "slow.json")))
+        result = evaluate(SMALL, slow)
+        goodput = result.goodput
+        assert goodput.effective_ratio == 0 and goodput.days is None
+        assert goodput.why == ("failures outrun progress: a checkpoint takes longer to write than the mean time "
+                               "between interruptions")
+        json.dumps(result.as_dict(), allow_nan=False)
+        assert "inf" not in result_table(result).lower().replace("infiniband", "")
+
+
+def test_more_hot_spares_than_servers_is_warned_about_and_still_costed():
+    design = small()
+    servers = sum(design.multiplicity(i.id) for i in design.items.values() if i.kind == "server")
+    design.settings["spares"] = servers
+    assert not [f for f in evaluate(design, CATALOG).lint if "hot spare" in f.message]
+    design.settings["spares"] = servers + 1
+    result = evaluate(design, CATALOG)
+    warning = next(f for f in result.lint if "hot spare" in f.message)
+    assert warning.severity == "warning" and warning.item == "su.node"
+    assert warning.message.startswith(f"{servers + 1:,} hot spare servers for the design's {servers:,} servers")
+    assert result.goodput.spares == servers + 1 and result.cost.capital_usd > HEALTHY.cost.capital_usd
 
 
 HOSTILE_NUMBERS = st.one_of(
