@@ -169,12 +169,41 @@ def test_a_nan_in_a_document_built_in_memory_is_refused_at_its_path():
 
 
 def test_a_price_without_its_source_names_the_missing_field():
-    shipped = (json.loads(path.read_text(encoding="utf-8")) for path in catalog_dir().glob("*.json"))
-    entry = next(part for document in shipped for part in document["parts"] if part["id"] == "h100-sxm")
+    entry = shipped_entry("h100-sxm")
     entry.pop("price_source")
     document = {"format": "cluster-designer-catalog", "version": 1, "parts": [entry]}
     with pytest.raises(CatalogError, match=r"\$\.parts\[0\]: missing field 'price_source' \('price_usd' needs"):
         parse_catalog_document(document, "mine.json")
+
+
+def shipped_entry(part_id: str) -> dict:
+    shipped = (json.loads(path.read_text(encoding="utf-8")) for path in catalog_dir().glob("*.json"))
+    return next(part for document in shipped for part in document["parts"] if part["id"] == part_id)
+
+
+@pytest.mark.parametrize("part, change, where, words", [
+    ("h100-sxm", {"price_usd": -1}, "price_usd", "expected a figure from 0 to 1e+09 USD, got -1"),
+    ("h100-sxm", {"price_usd": "27500"}, "price_usd", 'got "27500"'),
+    ("h100-sxm", {"price_usd": "NaN"}, "price_usd", "got NaN"),
+    ("h100-sxm", {"price_usd": "1e999"}, "price_usd", "got 1e999"),
+    ("h100-sxm", {"price_date": "2024-13"}, "price_date", 'like "2024-01" or "2024-01-31", got "2024-13"'),
+    ("h100-sxm", {"price_date": "2024-02-31"}, "price_date", "'2024-02-31' is not a date on the calendar"),
+    ("h100-sxm", {"power_w": -5}, "power_w", "expected a figure from 0 to 1e+06 W, got -5"),
+    ("ddn-ai400x2", {"write_gb_per_s": 0}, "write_gb_per_s", "expected a figure above 0"),
+])
+def test_a_bad_catalogue_override_is_refused_at_its_field(tmp_path, capsys, part, change, where, words):
+    entry = {**shipped_entry(part), **{k: v for k, v in change.items() if v not in ("NaN", "1e999")}}
+    text = json.dumps({"format": "cluster-designer-catalog", "version": 1, "parts": [entry]})
+    for key, literal in change.items():  # a number JSON cannot hold, written as a file would hold it
+        if literal in ("NaN", "1e999"):
+            text = text.replace(f'"{key}": {json.dumps(entry[key])}', f'"{key}": {literal}')
+    mine = tmp_path / "mine.json"
+    mine.write_text(text)
+    design = tmp_path / "small.cluster.json"
+    save_design(SMALL, design)
+    assert main(["--catalog", str(mine), "evaluate", str(design)]) == 2
+    err = capsys.readouterr().err
+    assert f"{mine}: $.parts[0].{where}: " in err and words in err and f"(part '{part}')" in err
 
 
 def test_storage_slower_than_the_failures_says_why_nothing_ends_and_prints_no_infinity():
