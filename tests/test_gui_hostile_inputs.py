@@ -99,7 +99,10 @@ def test_failing_everything_says_nothing_trains(superpod, qtbot):
     degraded = window.last_result.degraded
     assert degraded.accelerators == 0 and degraded.cut_off == 1024 and degraded.figures
     window.results.tabs.setCurrentWidget(window.results.goodput.page)
-    assert "nothing trains" in window.results.goodput.whatif_label.text()
+    label = window.results.goodput.whatif_label.text()
+    assert "nothing trains" in label
+    # Every top-level item and link is marked: the line names six and counts the rest.
+    assert len(degraded.failures) > 6 and f"and {len(degraded.failures) - 6:,} more failed" in label
     rows = {row[0]: row for row in window.results.goodput.rows_shown()}
     assert rows["Accelerators in the job"][1:3] == ("1,024", "0")
     assert rows["Interruptions per day (/day)"][2] == "—"

@@ -6,7 +6,7 @@ import re
 
 from designer.engine.result import Result
 from designer.engine.sections import Plan
-from designer.engine.summary import format_value, summary_rows
+from designer.engine.summary import failed_text, format_value, summary_rows
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -86,7 +86,7 @@ def goodput_sections(result: Result) -> list[str]:
         lines.append(f"  {g.why}")
     d = result.degraded
     if d is not None:
-        lines += ["", f"What-if: {', '.join(d.failures)} failed ({d.cut_off:,} accelerators cut off)"]
+        lines += ["", f"What-if: {failed_text(d.failures)} failed ({d.cut_off:,} accelerators cut off)"]
         if d.why:
             lines.append(f"  {d.why}")
         for f in d.figures:

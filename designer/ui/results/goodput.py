@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QHeaderView, QLab
 
 from designer.canvas import colors
 from designer.engine.result import Result
+from designer.engine.summary import failed_text
 from designer.ui.results.fields import CheckedSpinBox, RefusalLabel
 from designer.ui.results.placeholder import Placeholder
 
@@ -151,7 +152,7 @@ class GoodputTab(QObject):
             self.degraded_table.hide()
             return
         self.degraded_table.show()
-        text = (f"<b style='color:{colors.FAILED}'>What-if: {', '.join(d.failures)} failed</b> — "
+        text = (f"<b style='color:{colors.FAILED}'>What-if: {failed_text(d.failures)} failed</b> — "
                 f"{d.accelerators:,} accelerators run the job, {d.cut_off:,} cut off.")
         if d.why:
             text += f" {d.why}."
