@@ -139,17 +139,25 @@ def test_a_whole_failure_is_applied_before_the_copy_a_partial_one_splits_out():
     ("spines.sw:abc", "after 'spines.sw:' expected a count of copies"),
     ("spines.sw:150%", "above 0 and at most 100"),
     ("spines.sw:1.5", "a whole number"),
-    ("spines.sw:3", "'spines.sw' has 2 copies, not 3"),
+    ("spines.sw:3", "'spines.sw' has 2 copies in {path}, not 3"),
     ("spines.sw:" + "9" * 5000, "a whole number from 1 to 100,000,000"),
-    ("ib-hdr", "no link of the design uses medium 'ib-hdr'"),
-    ("nowhere", "no item, link or link medium 'nowhere'"),
+    ("ib-hdr", "no link of {path} uses medium 'ib-hdr'"),
+    ("nowhere", "no item, link or link medium 'nowhere' in {path}"),
 ])
 def test_a_bad_fail_option_is_a_usage_error_naming_it(tmp_path, capsys, text, words):
     path = tmp_path / "small.cluster.json"
     save_design(SMALL, path)
     assert main(["evaluate", str(path), "--fail", text]) == 2
     err = capsys.readouterr().err
-    assert "--fail" in err and words in err
+    assert "--fail" in err and words.format(path=path) in err
+
+
+def test_compare_names_the_design_a_fail_option_does_not_fit(tmp_path, capsys):
+    first, second = tmp_path / "small.cluster.json", tmp_path / "one-server.cluster.json"
+    save_design(SMALL, first)
+    save_design(generate("server", CATALOG, platform="dgx-h100"), second)
+    assert main(["compare", str(first), str(second), "--fail", "spines.sw:1"]) == 2
+    assert f"--fail spines.sw:1: no item, link or link medium 'spines.sw' in {second}" in capsys.readouterr().err
 
 
 def test_a_design_file_with_a_bad_failure_is_refused_at_its_path():
@@ -286,7 +294,7 @@ AMOUNTS = st.one_of(st.just(""), st.just(""), st.integers(1, 8).map(lambda n: f"
 def test_any_fail_options_are_refused_by_name_or_give_truthful_figures(specs):
     design = small()
     try:
-        _mark_failures(design, CATALOG, specs)
+        _mark_failures(design, CATALOG, specs, "small.cluster.json")
     except UsageError as exc:
         assert str(exc).startswith("--fail"), exc
         event("refused")
