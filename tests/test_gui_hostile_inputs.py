@@ -50,6 +50,16 @@ def test_a_cost_assumption_typed_out_of_range_is_refused_with_the_reason(make_wi
     assert window.document.undo_stack.count() == 1 and not form.refusal.isVisibleTo(form.box)
 
 
+def test_a_cost_assumption_with_more_decimals_than_shown_is_rounded_to_them(make_window, qtbot):
+    window = make_window(generate("server", default_catalog(), platform="dgx-h100"))
+    assert window.scheduler.wait_idle(30_000)
+    form = window.results.cost.assumptions
+    type_into(qtbot, form.editors["facility_years"], "12.26")
+    type_into(qtbot, form.editors["utilization"], "0.756")
+    assert window.document.design.settings["cost"] == {"facility_years": 12.3, "utilization": 0.76}
+    assert not form.refusal.isVisibleTo(form.box) and window.document.undo_stack.count() == 2
+
+
 def test_hot_spares_typed_out_of_range_or_not_whole_are_refused(make_window, qtbot):
     window = make_window(generate("server", default_catalog(), platform="dgx-h100"))
     assert window.scheduler.wait_idle(30_000)

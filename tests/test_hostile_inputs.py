@@ -15,6 +15,7 @@ from designer.cli import UsageError, _mark_failures, main
 from designer.engine import evaluate
 from designer.engine.cost import ASSUMPTIONS
 from designer.engine.failures import degraded_design, parse_failure
+from designer.engine.goodput import reliability
 from designer.io.files import DesignFileError, design_from_document, design_to_document, load_design, save_design
 from designer.model import edits
 from designer.io.report import result_table
@@ -241,6 +242,19 @@ def test_more_hot_spares_than_servers_is_warned_about_and_still_costed():
     assert warning.severity == "warning" and warning.item == "su.node"
     assert warning.message.startswith(f"{servers + 1:,} hot spare servers for the design's {servers:,} servers")
     assert result.goodput.spares == servers + 1 and result.cost.capital_usd > HEALTHY.cost.capital_usd
+
+
+def test_every_shipped_failure_rate_is_a_positive_figure_with_its_source():
+    # The rates are shipped, not a user's input: this keeps an edit of the file from feeding the
+    # goodput model a negative or infinite rate.
+    data = reliability()
+    for name, entry in data["classes"].items():
+        rate = entry["failures_per_year"]
+        assert isinstance(rate, float | int) and 0 < rate < 100 and entry["source"] and entry["what"], name
+    recovery = data["recovery"]
+    for key, source in (("restart_s", "restart_source"), ("repair_hours", "repair_source"),
+                        ("checkpoint_bytes_per_parameter", "checkpoint_source")):
+        assert 0 < recovery[key] < 1e6 and recovery[source], key
 
 
 HOSTILE_NUMBERS = st.one_of(
