@@ -155,7 +155,7 @@ class GoodputTab(QObject):
         text = (f"<b style='color:{colors.FAILED}'>What-if: {failed_text(d.failures)} failed</b> — "
                 f"{d.accelerators:,} accelerators run the job, {d.cut_off:,} cut off.")
         if d.why:
-            text += f" {d.why}."
+            text += f" {d.why[0].upper()}{d.why[1:]}."
         self.whatif_label.setText(text)
         rows, tints = [], {}
         for r, f in enumerate(d.figures):
