@@ -16,6 +16,7 @@ from designer.engine import evaluate
 from designer.engine.cost import ASSUMPTIONS
 from designer.engine.failures import degraded_design, parse_failure
 from designer.engine.goodput import reliability
+from designer.io.examples import resolve_design_path
 from designer.io.files import DesignFileError, design_from_document, design_to_document, load_design, save_design
 from designer.model import edits
 from designer.io.report import result_table
@@ -124,6 +125,18 @@ def test_failing_every_accelerator_says_nothing_trains_and_shows_no_job_figures(
     rows = {f.figure: f for f in degraded.figures}
     assert rows["Interruptions per day"].healthy > 0 and rows["Interruptions per day"].degraded is None
     assert rows["Days to train (with failures)"].degraded is None
+
+
+def test_a_design_without_a_network_says_nothing_trains_when_every_system_fails():
+    # Cerebras's systems are not joined: a failure cuts off no one else, and failing all leaves none.
+    design = load_design(resolve_design_path("cerebras-cg1"), CATALOG)
+    design.settings["failures"] = [{"target": "racks"}]
+    degraded = evaluate(design, CATALOG).degraded
+    assert degraded.accelerators == 0 and degraded.why == "no accelerator is left: nothing trains"
+    design.settings["failures"] = [{"target": "racks", "copies": 31}]
+    degraded = evaluate(design, CATALOG).degraded
+    assert degraded.accelerators == 2 and degraded.cut_off == 62
+    assert "only those of failed parts leave the job, none for a lost path" in degraded.why
 
 
 def test_a_whole_failure_is_applied_before_the_copy_a_partial_one_splits_out():

@@ -348,11 +348,12 @@ def degraded_design(design: Design, catalog: Catalog, failures: list[Failure]) -
     _drop_dead_ends(d, _hop_levels(design))
     left = components(d)
     remaining = sum(size * islands for size, islands, _ in left)
-    if not healthy or healthy[0][0] < total:
-        notes.append("the healthy design's accelerators are not all connected: none is cut off")
-        return d, total - remaining, "; ".join(notes)
     if not left:
         return d, total, "; ".join([*notes, "no accelerator is left: nothing trains"])
+    if not healthy or healthy[0][0] < total:
+        notes.append("the healthy design's accelerators are not all connected: only those of failed parts leave "
+                     "the job, none for a lost path")
+        return d, total - remaining, "; ".join(notes)
     size, islands, keep = left[0]
     for _, _, group in left[1:]:
         for item_id in group:
