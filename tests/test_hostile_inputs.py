@@ -166,6 +166,16 @@ def test_a_bad_fail_option_is_a_usage_error_naming_it(tmp_path, capsys, text, wo
     assert "--fail" in err and words.format(path=path) in err
 
 
+@pytest.mark.parametrize("text, item, group, partner", [("core.sw:1", "core.sw", "core", "blk.spines0"),
+                                                         ("blk.spine0:1", "blk.spine0", "blk.spines0", "core")])
+def test_a_fail_option_the_engine_cannot_split_out_is_refused_in_the_users_words(capsys, text, item, group, partner):
+    # Google A3's core switches are joined copy for copy to each block's spines (a matched link).
+    assert main(["evaluate", "google-a3", "--fail", text]) == 2
+    err = capsys.readouterr().err
+    assert (f"--fail {text}: failure of '{item}': its group '{group}' is matched copy for copy with '{partner}' by "
+            "link 'blk.spine0--core.sw'") in err and ":f1" not in err
+
+
 def test_compare_names_the_design_a_fail_option_does_not_fit(tmp_path, capsys):
     first, second = tmp_path / "small.cluster.json", tmp_path / "one-server.cluster.json"
     save_design(SMALL, first)

@@ -192,9 +192,11 @@ class _Degrader:
         outer = next(i for i in reversed(chain) if d.items[i].count > 1)
         for link in d.links.values():
             if link.match is not None and outer in link.match:
-                raise DesignError(f"failure of '{item_id}': its group '{outer}' is matched copy for copy with "
-                                  f"'{[g for g in link.match if g != outer][0]}' by link '{link.id}'; fail a whole "
-                                  "copy of both or every copy")
+                # Named as the user drew them, not as copies split out by an earlier step (":f1").
+                item, group, partner, by = (_SPLIT_TAG.sub("", i) for i in (
+                    item_id, outer, next(g for g in link.match if g != outer), link.id))
+                raise DesignError(f"failure of '{item}': its group '{group}' is matched copy for copy with "
+                                  f"'{partner}' by link '{by}'; fail a whole copy of both or every copy")
         count = d.items[outer].count
         per_copy = total // count
         if outer == item_id:
