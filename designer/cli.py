@@ -11,7 +11,7 @@ import signal
 import sys
 import threading
 
-from designer.model.errors import MAX_MESSAGE_CHARS, DesignError, DesignerError, printable
+from designer.model.errors import MAX_MESSAGE_CHARS, DesignerError, printable
 
 COMMANDS = ("gui", "templates", "new", "examples", "evaluate", "export", "compare", "sweep", "optimize")
 
@@ -173,7 +173,7 @@ def _evaluate_file(args):
 def _mark_failures(design, catalog, texts: list[str], path) -> None:
     """Add the --fail options to the design's failures (the file is not changed); a refusal names
     the design file (`compare` applies them to each of its designs)."""
-    from designer.engine.failures import degraded_design, failures_of, parse_failure
+    from designer.engine.failures import failures_of, parse_failure, unbuildable
 
     marked = list(design.settings.get("failures") or [])
     for text in texts:
@@ -201,11 +201,9 @@ def _mark_failures(design, catalog, texts: list[str], path) -> None:
         marked.append(failure.setting())
     if marked:
         design.settings["failures"] = marked
-    if texts:
-        try:  # a what-if the engine cannot build (a copy of a matched group) is refused, not printed empty
-            degraded_design(design, catalog, failures_of(design))
-        except DesignError as exc:
-            raise UsageError(f"--fail {' '.join(texts)}: {exc}") from None
+    problem = unbuildable(design, catalog, failures_of(design)) if texts else None
+    if problem:  # a what-if the engine cannot build is refused, not printed empty
+        raise UsageError(f"--fail {' '.join(texts)}: {problem}")
 
 
 def cmd_templates(args) -> int:

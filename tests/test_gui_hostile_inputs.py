@@ -99,6 +99,21 @@ def test_deleting_a_failed_part_takes_its_mark_along_and_undo_brings_both_back(s
     assert strike_of(window.scene.nodes["su.leaf0"]) is not None
 
 
+def test_one_copy_of_a_matched_group_is_refused_before_it_is_marked(make_window, qtbot):
+    # Google A3's core switches are joined copy for copy to each block's spines: one cannot fail alone.
+    window = make_window(load_design(resolve_design_path("google-a3"), default_catalog()))
+    assert window.scheduler.wait_idle(30_000)
+    window.scene.select_ids(["core"])  # at Zoom to Fit the core group's card stands for its switches
+    assert window.act_fail_one.isEnabled()
+    window.act_fail_one.trigger()
+    assert "failures" not in window.document.design.settings and window.document.undo_stack.count() == 0
+    assert window.statusBar().currentMessage() == (
+        "Fail One Copy: failure of 'core': it is matched copy for copy with 'blk.spines0' by link "
+        "'blk.spine0--core.sw'; fail a whole copy of both or every copy")
+    right_click_and_choose(qtbot, window, "core", "Fail")  # every copy can fail
+    assert window.document.design.settings["failures"] == [{"target": "core"}]
+
+
 def test_failing_everything_says_nothing_trains(superpod, qtbot):
     window = superpod
     window.act_select_all.trigger()

@@ -14,7 +14,7 @@ from hypothesis import event, given, settings, strategies as st
 from designer.cli import UsageError, _mark_failures, main
 from designer.engine import evaluate
 from designer.engine.cost import ASSUMPTIONS
-from designer.engine.failures import degraded_design, parse_failure
+from designer.engine.failures import Failure, degraded_design, parse_failure, unbuildable
 from designer.engine.goodput import reliability
 from designer.io.examples import resolve_design_path
 from designer.io.files import DesignFileError, design_from_document, design_to_document, load_design, save_design
@@ -174,6 +174,16 @@ def test_a_fail_option_the_engine_cannot_split_out_is_refused_in_the_users_words
     err = capsys.readouterr().err
     assert (f"--fail {text}: failure of '{item}': its group '{group}' is matched copy for copy with '{partner}' by "
             "link 'blk.spine0--core.sw'") in err and ":f1" not in err
+
+
+def test_the_check_before_marking_says_what_the_engine_says_of_a_marked_file():
+    design = load_design(resolve_design_path("google-a3"), CATALOG)
+    for marks in ([Failure("blk.spine0", 1)], [Failure("core", 2)], [Failure("core.sw", 3), Failure("su.node", 1)]):
+        problem = unbuildable(design, CATALOG, marks)
+        design.settings["failures"] = [mark.setting() for mark in marks]
+        assert problem is not None and evaluate(design, CATALOG).degraded.why == problem
+    # Every copy, or a link's copies, split nothing out.
+    assert unbuildable(design, CATALOG, [Failure("core.sw"), Failure("blk.spine0--core.sw", 1)]) is None
 
 
 def test_compare_names_the_design_a_fail_option_does_not_fit(tmp_path, capsys):

@@ -97,10 +97,14 @@ def parse_failure(text: str) -> Failure:
     return Failure(match.group("target"), copies=int(amount))
 
 
+def failure_of(entry: dict) -> Failure:
+    """The failure an entry of `settings["failures"]` marks."""
+    return Failure(entry["target"], entry.get("copies"), entry.get("percent"))
+
+
 def failures_of(design: Design) -> list[Failure]:
     """The failures a design's settings mark."""
-    return [Failure(entry["target"], entry.get("copies"), entry.get("percent"))
-            for entry in design.settings.get("failures") or ()]
+    return [failure_of(entry) for entry in design.settings.get("failures") or ()]
 
 
 def merged_failures(design: Design, catalog: Catalog, failures: list[Failure]) -> tuple[list[Failure], list[str]]:
@@ -138,6 +142,37 @@ def merged_failures(design: Design, catalog: Catalog, failures: list[Failure]) -
         else:
             partial.append(Failure(target, copies=failed))
     return whole + partial, notes
+
+
+def unbuildable(design: Design, catalog: Catalog, failures: list[Failure]) -> str | None:
+    """Why the degraded design cannot be built with `failures`, or None: some copies of an item
+    fail (not all) and a replicated group above it is joined copy for copy to another group by a
+    matched link, so no copy can be split out alone (`_Degrader.fail_item` refuses the same). The
+    CLI's --fail and the canvas's Fail One Copy refuse such a mark before making it; one pass over
+    the links and a walk up from each item partly failed."""
+    matched: dict[str, Link] = {}
+    for link in design.links.values():
+        for group in link.match or ():
+            matched.setdefault(group, link)
+    if not matched:
+        return None
+    for failure in merged_failures(design, catalog, failures)[0]:
+        if failure.copies is None or failure.target not in design.items:
+            continue  # every copy, or a link's lanes: nothing is split out
+        chain = [failure.target, *(a.id for a in design.ancestors(failure.target))]
+        for group in reversed(chain):
+            if design.items[group].count > 1 and group in matched:
+                return _matched_refusal(failure.target, group, matched[group])
+    return None
+
+
+def _matched_refusal(item_id: str, group: str, link: Link) -> str:
+    # Named as the user drew them, not as copies split out by an earlier step (":f1").
+    item, group_id, partner, by = (_SPLIT_TAG.sub("", i) for i in (
+        item_id, group, next(g for g in link.match if g != group), link.id))
+    whose = "it is" if item == group_id else f"its group '{group_id}' is"
+    return (f"failure of '{item}': {whose} matched copy for copy with '{partner}' by link '{by}'; "
+            "fail a whole copy of both or every copy")
 
 
 def failed_targets(design: Design) -> set[str]:
@@ -192,11 +227,7 @@ class _Degrader:
         outer = next(i for i in reversed(chain) if d.items[i].count > 1)
         for link in d.links.values():
             if link.match is not None and outer in link.match:
-                # Named as the user drew them, not as copies split out by an earlier step (":f1").
-                item, group, partner, by = (_SPLIT_TAG.sub("", i) for i in (
-                    item_id, outer, next(g for g in link.match if g != outer), link.id))
-                raise DesignError(f"failure of '{item}': its group '{group}' is matched copy for copy with "
-                                  f"'{partner}' by link '{by}'; fail a whole copy of both or every copy")
+                raise DesignError(_matched_refusal(item_id, outer, link))
         count = d.items[outer].count
         per_copy = total // count
         if outer == item_id:

@@ -25,7 +25,7 @@ from designer.canvas.export import PngExport, export_vector
 from designer.canvas.scene import DesignScene
 from designer.canvas.view import DesignView
 from designer.document.document import Document
-from designer.engine.failures import Failure, failed_targets
+from designer.engine.failures import Failure, failed_targets, failure_of, unbuildable
 from designer.io.autosave import Orphan, find_orphans
 from designer.io.examples import example_summaries, is_example
 from designer.io.files import SUFFIX, load_design, save_design
@@ -407,7 +407,14 @@ class MainWindow(QMainWindow):
             return
         entries = list(design.settings.get("failures") or [])
         entries += [Failure(i, copies).setting() for i in chosen]
-        self.document.set_setting("failures", entries, "Fail" if copies is None else "Fail One Copy")
+        text = "Fail" if copies is None else "Fail One Copy"
+        # One copy of a group matched copy for copy with another cannot be taken out alone: said
+        # now, rather than marked and shown as a what-if without figures.
+        problem = unbuildable(design, self.catalog, [failure_of(entry) for entry in entries])
+        if problem:
+            self.show_message(f"{text}: {problem}")
+            return
+        self.document.set_setting("failures", entries, text)
 
     def restore_failed(self) -> None:
         design = self.document.design
