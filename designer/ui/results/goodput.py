@@ -36,7 +36,9 @@ def _change(change: float | None, healthy) -> str:
     text = f"{change:+,.{digits}f}"
     if healthy:
         share = change / healthy
-        text += f" ({share:+.1%})" if abs(share) >= 0.001 else f" ({share * 100:+.2g}%)"
+        percent = share * 100
+        places = 1 if abs(percent) >= 0.1 else 1 - math.floor(math.log10(abs(percent)))
+        text += f" ({percent:+.{places}f}%)"
     return text
 
 
