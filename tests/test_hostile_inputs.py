@@ -139,6 +139,18 @@ def test_a_design_without_a_network_says_nothing_trains_when_every_system_fails(
     assert "only those of failed parts leave the job, none for a lost path" in degraded.why
 
 
+def test_a_model_given_by_its_parameter_count_alone_survives_a_what_if():
+    # The shape inferred from 10 million parameters counts 14 million (its embeddings): checked once,
+    # not refused when the degraded job is evaluated (benchmarks/fuzz.py found it).
+    design = small()
+    design.settings["workload"] = {"training": {"model": {"parameters": 1e7, "heads": 1}}}
+    healthy = evaluate(design, CATALOG)
+    design.settings["failures"] = [{"target": "spines.sw", "copies": 1}]
+    result = evaluate(design, CATALOG)
+    assert result.degraded.figures and result.training == healthy.training
+    assert result.degraded.accelerators == 128
+
+
 def test_a_whole_failure_is_applied_before_the_copy_a_partial_one_splits_out():
     # One GPU of one server fails first; failing the whole unit group must not leave the split copy running.
     broken, cut_off, why = degraded_design(SMALL, CATALOG, [parse_failure("su.node.gpu0:1"), parse_failure("su")])
