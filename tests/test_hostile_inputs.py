@@ -140,8 +140,8 @@ def test_a_design_without_a_network_says_nothing_trains_when_every_system_fails(
 
 
 def test_a_model_given_by_its_parameter_count_alone_survives_a_what_if():
-    # The shape inferred from 10 million parameters counts 14 million (its embeddings): checked once,
-    # not refused when the degraded job is evaluated (benchmarks/fuzz.py found it).
+    # The shape inferred from 10 million parameters counts about 39 million (its embeddings): checked
+    # once, not refused when the degraded job is evaluated (benchmarks/fuzz.py found it).
     design = small()
     design.settings["workload"] = {"training": {"model": {"parameters": 1e7, "heads": 1}}}
     healthy = evaluate(design, CATALOG)
