@@ -73,7 +73,7 @@ def test_hot_spares_typed_out_of_range_or_not_whole_are_refused(make_window, qtb
             f"Hot spare servers: expected a whole number from 0 to 1,000,000, got '{typed}'; kept 1")
         assert window.document.design.settings["spares"] == goodput.spares.value() == 1
         assert window.document.undo_stack.count() == 0
-    type_into(qtbot, goodput.spares, "2")
+    type_into(qtbot, goodput.spares, "2.0")  # a whole number, written with a decimal point
     assert window.document.design.settings["spares"] == 2 and not goodput.spares_refusal.isVisibleTo(goodput.page)
 
 

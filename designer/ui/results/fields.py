@@ -36,7 +36,7 @@ def _number_of(box: QSpinBox | QDoubleSpinBox, text: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def expected(box: QSpinBox | QDoubleSpinBox, whole: bool) -> str:
+def _expected(box: QSpinBox | QDoubleSpinBox, whole: bool) -> str:
     """"a whole number from 0 to 1,000,000", "a number from 1 to 3 years": as the file's refusal says it."""
     unit = box.suffix().strip()
     low, high = (f"{v:,.0f}" if v == int(v) else f"{v:,g}" for v in (box.minimum(), box.maximum()))
@@ -52,7 +52,7 @@ def _validate(box: QSpinBox | QDoubleSpinBox, base, text: str, pos: int):
 def _fixup(box: QSpinBox | QDoubleSpinBox, text: str, whole: bool) -> str:
     value = _number_of(box, text)
     if value is not None and box.minimum() <= value <= box.maximum() and (not whole or value == int(value)):
-        return box.textFromValue(value)  # in range: only rounded to the decimals shown
+        return box.textFromValue(int(value) if whole else value)  # in range: rounded to the decimals shown
     box.refused.emit(_typed(box, text))
     return text  # still not acceptable: the field keeps its value
 
@@ -91,5 +91,5 @@ class RefusalLabel(QLabel):
     def refuse(self, what: str, box: QSpinBox | QDoubleSpinBox, typed: str) -> None:
         whole = isinstance(box, QSpinBox)
         kept = f"{box.prefix()}{box.textFromValue(box.value())}{box.suffix()}".strip()
-        self.setText(f"{what}: expected {expected(box, whole)}, got '{typed}'; kept {kept}")
+        self.setText(f"{what}: expected {_expected(box, whole)}, got '{typed}'; kept {kept}")
         self.show()
