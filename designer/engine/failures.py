@@ -97,14 +97,10 @@ def parse_failure(text: str) -> Failure:
     return Failure(match.group("target"), copies=int(amount))
 
 
-def failure_of(entry: dict) -> Failure:
-    """The failure an entry of `settings["failures"]` marks."""
-    return Failure(entry["target"], entry.get("copies"), entry.get("percent"))
-
-
 def failures_of(design: Design) -> list[Failure]:
     """The failures a design's settings mark."""
-    return [failure_of(entry) for entry in design.settings.get("failures") or ()]
+    return [Failure(entry["target"], entry.get("copies"), entry.get("percent"))
+            for entry in design.settings.get("failures") or ()]
 
 
 def merged_failures(design: Design, catalog: Catalog, failures: list[Failure]) -> tuple[list[Failure], list[str]]:

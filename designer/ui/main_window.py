@@ -25,7 +25,7 @@ from designer.canvas.export import PngExport, export_vector
 from designer.canvas.scene import DesignScene
 from designer.canvas.view import DesignView
 from designer.document.document import Document
-from designer.engine.failures import Failure, failed_targets, failure_of, unbuildable
+from designer.engine.failures import Failure, failed_targets, unbuildable
 from designer.io.autosave import Orphan, find_orphans
 from designer.io.examples import example_summaries, is_example
 from designer.io.files import SUFFIX, load_design, save_design
@@ -405,15 +405,16 @@ class MainWindow(QMainWindow):
             chosen = [i for i in chosen if design.multiplicity(i) > copies]
         if not chosen:
             return
-        entries = list(design.settings.get("failures") or [])
-        entries += [Failure(i, copies).setting() for i in chosen]
+        failures = [Failure(i, copies) for i in chosen]
         text = "Fail" if copies is None else "Fail One Copy"
         # One copy of a group matched copy for copy with another cannot be taken out alone: said
-        # now, rather than marked and shown as a what-if without figures.
-        problem = unbuildable(design, self.catalog, [failure_of(entry) for entry in entries])
+        # now, rather than marked and shown as a what-if without figures. (A chosen item has no
+        # mark yet, so the new marks alone decide.)
+        problem = unbuildable(design, self.catalog, failures)
         if problem:
             self.show_message(f"{text}: {problem}")
             return
+        entries = list(design.settings.get("failures") or []) + [failure.setting() for failure in failures]
         self.document.set_setting("failures", entries, text)
 
     def restore_failed(self) -> None:
