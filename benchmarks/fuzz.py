@@ -121,6 +121,27 @@ def gentle_settings(rng: random.Random) -> dict:
     return {"workload": workload, "in_network_reduction": {"nvls": rng.random() < 0.5}}
 
 
+def what_if_settings(doc: dict, rng: random.Random) -> dict:
+    """Issue 15's settings of the right types: cost assumptions at or inside their bounds, hot
+    spares up to the schema's limit, failures of the design's own items, links and media (the
+    same target twice, a container with what is inside it, more copies than there are)."""
+    from designer.engine.cost import ASSUMPTIONS
+
+    cost = {a.key: (rng.choice(a.choices) if a.choices
+                    else rng.choice([a.minimum, a.maximum, rng.uniform(a.minimum, a.maximum)]))
+            for a in ASSUMPTIONS if rng.random() < 0.4}
+    ids = [item["id"] for item in doc.get("items", [])[:2000]] + [link["id"] for link in doc.get("links", [])[:2000]]
+    media = sorted({link["medium"] for link in doc.get("links", [])[:2000]} | {"ib-hdr"})
+    failures = []
+    for _ in range(rng.choice((1, 2, 5, 30))):
+        target = rng.choice(media) if rng.random() < 0.1 or not ids else rng.choice(ids)
+        amount = rng.random()
+        failures.append({"target": target, **({"copies": rng.choice((1, 2, 7, 10 ** 6))} if amount < 0.4 else
+                                              {"percent": rng.choice((1e-9, 2, 50, 100))} if amount < 0.7 else {})})
+    out = {"cost": cost, "spares": rng.choice((0, 1, 3, 1000, 10 ** 6)), "failures": failures}
+    return {key: value for key, value in out.items() if rng.random() < 0.6}
+
+
 def mutate_document(doc: dict, rng: random.Random, settings: bool = True):
     doc = copy.deepcopy(doc)
     if settings and rng.random() < 0.4:
@@ -392,6 +413,8 @@ def main() -> int:
             if kind < 0.4:
                 doc = copy.deepcopy(bases[base])
                 doc.setdefault("settings", {}).update(gentle_settings(rng))
+                if rng.random() < 0.5:
+                    doc["settings"].update(what_if_settings(doc, rng))
             else:
                 doc = mutate_document(bases[base], rng)
             text = json.dumps(doc, ensure_ascii=rng.random() < 0.5)
@@ -409,7 +432,8 @@ def main() -> int:
         tally.counts["over memory"] += 1
     c = tally.counts
     print(f"files tried:       {c['api']:,}, all through the Python API ({len(hand_made)} hand-made; of the "
-          "mutants 5 % catalogues, 5 % generator parameters, 30 % settings of the right types); "
+          "mutants 5 % catalogues, 5 % generator parameters, 30 % settings of the right types, half of those with "
+          "cost, hot spares and failures); "
           f"{c['cli']:,} of them also through the CLI")
     print(f"outcomes:          {c['evaluated']:,} evaluated, {c['refused']:,} refused")
     print(f"tracebacks:        {c['tracebacks']}")

@@ -155,7 +155,7 @@ def _evaluate_file(args):
     catalog = _catalog(args)
     path = resolve_design_path(args.file)
     design = load_design(path, catalog)
-    _mark_failures(design, catalog, args.fail)
+    _mark_failures(design, catalog, args.fail, path)
     if args.in_network_reduction is not None:
         design.settings["in_network_reduction"] = in_network_reduction(args.in_network_reduction)
     given = {name: getattr(args, name) for name in ENGINE_OPTIONS}
@@ -170,9 +170,10 @@ def _evaluate_file(args):
         raise DesignFileError(path, None, str(exc)) from None
 
 
-def _mark_failures(design, catalog, texts: list[str]) -> None:
-    """Add the --fail options to the design's failures (the file is not changed)."""
-    from designer.engine.failures import parse_failure
+def _mark_failures(design, catalog, texts: list[str], path) -> None:
+    """Add the --fail options to the design's failures (the file is not changed); a refusal names
+    the design file (`compare` applies them to each of its designs)."""
+    from designer.engine.failures import failures_of, parse_failure, unbuildable
 
     marked = list(design.settings.get("failures") or [])
     for text in texts:
@@ -181,12 +182,28 @@ def _mark_failures(design, catalog, texts: list[str]) -> None:
         except ValueError as exc:
             raise UsageError(f"--fail: {exc}") from None
         target = failure.target
-        if target not in design.items and target not in design.links and not (
-                target in catalog and catalog[target].kind == "medium"):
-            raise UsageError(f"--fail {text}: no item, link or link medium '{target}' in the design")
+        if target in design.items or target in design.links:
+            copies = (design.multiplicity(target) if target in design.items
+                      else design.link_copies(design.links[target]).instances)
+            if failure.copies is not None and failure.copies > copies:
+                raise UsageError(f"--fail {text}: '{target}' has {copies:,} cop{'ies' if copies != 1 else 'y'} "
+                                 f"in {path}, not {failure.copies:,}")
+        elif target in catalog and catalog[target].kind == "medium":
+            if not any(link.medium == target for link in design.links.values()):
+                raise UsageError(f"--fail {text}: no link of {path} uses medium '{target}'")
+        else:
+            # Ids may hold ':' too, so "spines.sw:x" is first looked up whole.
+            named, _, amount = target.rpartition(":")
+            if named in design.items or named in design.links or named in catalog:
+                raise UsageError(f"--fail {text}: after '{named}:' expected a count of copies (a whole number of "
+                                 f"at least 1) or a percentage like 2%, got '{amount}'")
+            raise UsageError(f"--fail {text}: no item, link or link medium '{target}' in {path}")
         marked.append(failure.setting())
     if marked:
         design.settings["failures"] = marked
+    problem = unbuildable(design, catalog, failures_of(design)) if texts else None
+    if problem:  # a what-if the engine cannot build is refused, not printed empty
+        raise UsageError(f"--fail {' '.join(texts)}: {problem}")
 
 
 def cmd_templates(args) -> int:

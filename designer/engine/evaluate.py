@@ -90,7 +90,10 @@ def evaluate(design: Design, catalog: Catalog | None = None, workload: dict | No
         goodput=goodput,
     )
     if design.settings.get("failures"):
-        model = training_model(training_spec, accelerators)
+        # The healthy job's model as the workload gives it (resolved again, it would be checked
+        # again: a shape inferred from a parameter count is then refused as stated), or the preset
+        # sized to the healthy design, which the degraded one would size anew.
+        model = training_spec.get("model") or training_model(training_spec, accelerators)
         result = replace(result, degraded=fail.degraded(design, catalog, workload, result, evaluate, model))
     return replace(result, seconds=time.perf_counter() - started)
 

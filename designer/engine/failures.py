@@ -37,7 +37,7 @@ from designer.engine.shapes import classify as classify_shape
 from designer.engine.shapes import dragonfly_group
 from designer.engine.workloads import WorkloadError
 from designer.model.catalog import Catalog
-from designer.model.design import Design, Link
+from designer.model.design import MAX_TOTAL_COPIES, Design, Link
 from designer.model.errors import DesignError
 
 _FAILURE_TEXT = re.compile(
@@ -91,8 +91,10 @@ def parse_failure(text: str) -> Failure:
         if not 0 < percent <= 100:
             raise ValueError(f"a percentage of copies is above 0 and at most 100, got '{text}'")
         return Failure(match.group("target"), percent=percent)
-    if "." in amount or int(amount) < 1:
-        raise ValueError(f"a count of copies is a whole number of at least 1, got '{text}'")
+    # Digits are counted before converting: Python refuses to convert thousands of them.
+    digits = amount.lstrip("0")
+    if "." in amount or len(digits) > len(str(MAX_TOTAL_COPIES)) or not 1 <= int(amount) <= MAX_TOTAL_COPIES:
+        raise ValueError(f"a count of copies is a whole number from 1 to {MAX_TOTAL_COPIES:,}, got '{text}'")
     return Failure(match.group("target"), copies=int(amount))
 
 
@@ -100,6 +102,74 @@ def failures_of(design: Design) -> list[Failure]:
     """The failures a design's settings mark."""
     return [Failure(entry["target"], entry.get("copies"), entry.get("percent"))
             for entry in design.settings.get("failures") or ()]
+
+
+def merged_failures(design: Design, catalog: Catalog, failures: list[Failure]) -> tuple[list[Failure], list[str]]:
+    """The failures to apply, one per item or link, and notes on what they asked for.
+
+    Marks of one target add up (one copy marked twice is two copies; a mark of every copy wins),
+    capped at the copies there are. Failures of every copy come first: a failure of something
+    inside one of them finds it gone, and no copy split out by a partial failure (`su:f1`) is left
+    standing by a later failure of the whole. A medium's marks apply to each of its links as given.
+    Notes: a count above the copies there are, a medium no link of the design uses."""
+    notes: list[str] = []
+    by_target: dict[str, list[Failure]] = {}
+    for failure in failures:
+        by_target.setdefault(failure.target, []).append(failure)
+    whole: list[Failure] = []
+    partial: list[Failure] = []
+    for target, marks in by_target.items():
+        every = any(m.copies is None and m.percent is None for m in marks)
+        if target in design.items:
+            total = design.multiplicity(target)
+        elif target in design.links:
+            total = design.link_copies(design.links[target]).instances
+        else:
+            if (target in catalog and catalog[target].kind == "medium"
+                    and not any(link.medium == target for link in design.links.values())):
+                notes.append(f"no link of the design uses medium '{target}': nothing of it failed")
+            (whole if every else partial).extend(marks)
+            continue
+        asked = sum(m.copies for m in marks if m.copies is not None)
+        if not every and asked > total:
+            notes.append(f"{asked:,} copies of '{target}' marked failed, the design has {total:,}: every copy failed")
+        failed = total if every else min(total, sum(m.failed_of(total) for m in marks))
+        if failed >= total:
+            whole.append(Failure(target))
+        else:
+            partial.append(Failure(target, copies=failed))
+    return whole + partial, notes
+
+
+def unbuildable(design: Design, catalog: Catalog, failures: list[Failure]) -> str | None:
+    """Why the degraded design cannot be built with `failures`, or None: some copies of an item
+    fail (not all) and a replicated group above it is joined copy for copy to another group by a
+    matched link, so no copy can be split out alone (`_Degrader.fail_item` refuses the same). The
+    CLI's --fail and the canvas's Fail One Copy refuse such a mark before making it; one pass over
+    the links and a walk up from each item partly failed."""
+    matched: dict[str, Link] = {}
+    for link in design.links.values():
+        for group in link.match or ():
+            matched.setdefault(group, link)
+    if not matched:
+        return None
+    for failure in merged_failures(design, catalog, failures)[0]:
+        if failure.copies is None or failure.target not in design.items:
+            continue  # every copy, or a link's lanes: nothing is split out
+        chain = [failure.target, *(a.id for a in design.ancestors(failure.target))]
+        for group in reversed(chain):
+            if design.items[group].count > 1 and group in matched:
+                return _matched_refusal(failure.target, group, matched[group])
+    return None
+
+
+def _matched_refusal(item_id: str, group: str, link: Link) -> str:
+    # Named as the user drew them, not as copies split out by an earlier step (":f1").
+    item, group_id, partner, by = (_SPLIT_TAG.sub("", i) for i in (
+        item_id, group, next(g for g in link.match if g != group), link.id))
+    whose = "it is" if item == group_id else f"its group '{group_id}' is"
+    return (f"failure of '{item}': {whose} matched copy for copy with '{partner}' by link '{by}'; "
+            "fail a whole copy of both or every copy")
 
 
 def failed_targets(design: Design) -> set[str]:
@@ -113,6 +183,7 @@ class _Degrader:
     """Applies failures to a private copy of a design's items and links."""
 
     def __init__(self, design: Design, catalog: Catalog):
+        self.healthy = design
         settings = {k: copy.deepcopy(v) for k, v in design.settings.items() if k != "failures"}
         self.design = Design(design.name, design.description, dict(design.items), dict(design.links), settings)
         self.catalog = catalog
@@ -129,6 +200,8 @@ class _Degrader:
         elif failure.target in self.catalog and self.catalog[failure.target].kind == "medium":
             for link in [l for l in d.links.values() if l.medium == failure.target]:
                 self.fail_link(link, failure.failed_of(d.link_copies(link).instances))
+        elif failure.target in self.healthy.items or failure.target in self.healthy.links:
+            pass  # it went with something failed before it (its container, a link's end)
         else:
             raise DesignError(f"failure '{failure.text()}': no item, link or link medium '{failure.target}' "
                               "in the design")
@@ -151,9 +224,7 @@ class _Degrader:
         outer = next(i for i in reversed(chain) if d.items[i].count > 1)
         for link in d.links.values():
             if link.match is not None and outer in link.match:
-                raise DesignError(f"failure of '{item_id}': its group '{outer}' is matched copy for copy with "
-                                  f"'{[g for g in link.match if g != outer][0]}' by link '{link.id}'; fail a whole "
-                                  "copy of both or every copy")
+                raise DesignError(_matched_refusal(item_id, outer, link))
         count = d.items[outer].count
         per_copy = total // count
         if outer == item_id:
@@ -300,7 +371,8 @@ def degraded_design(design: Design, catalog: Catalog, failures: list[Failure]) -
     healthy = components(design)
     total = sum(size * islands for size, islands, _ in healthy)
     degrader = _Degrader(design, catalog)
-    for failure in failures:
+    merged, notes = merged_failures(design, catalog, failures)
+    for failure in merged:
         drawn = failure.target in design.items or failure.target in design.links
         if drawn and failure.target not in degrader.design.items and failure.target not in degrader.design.links:
             continue  # gone with an earlier failure: a link with its end, a NIC with its server
@@ -309,10 +381,12 @@ def degraded_design(design: Design, catalog: Catalog, failures: list[Failure]) -
     _drop_dead_ends(d, _hop_levels(design))
     left = components(d)
     remaining = sum(size * islands for size, islands, _ in left)
-    if not healthy or healthy[0][0] < total:
-        return d, total - remaining, "the healthy design's accelerators are not all connected: none is cut off"
     if not left:
-        return d, total, "no accelerator is left"
+        return d, total, "; ".join([*notes, "no accelerator is left: nothing trains"])
+    if not healthy or healthy[0][0] < total:
+        notes.append("the healthy design's accelerators are not all connected: only those of failed parts leave "
+                     "the job, none for a lost path")
+        return d, total - remaining, "; ".join(notes)
     size, islands, keep = left[0]
     for _, _, group in left[1:]:
         for item_id in group:
@@ -327,7 +401,7 @@ def degraded_design(design: Design, catalog: Catalog, failures: list[Failure]) -
         for container in common or ():
             if d.items[container].count > 1:
                 d.items[container] = replace(d.items[container], count=1)
-    return d, total - size, None
+    return d, total - size, "; ".join(notes) or None
 
 
 # -- comparison -------------------------------------------------------------------------------
@@ -502,7 +576,8 @@ def comparisons(healthy: Result, degraded: Result, degraded_bisection: float | N
     h_bis = h_net.scale_out.bisection_gb_per_s if h_net.scale_out else None
     h_row, d_row = _largest_collective(healthy), _largest_collective(degraded)
     h_tr, d_tr = healthy.training, degraded.training
-    h_gp, d_gp = healthy.goodput, degraded.goodput
+    # With no accelerator left no job runs: what is left still fails, but interrupts nothing.
+    h_gp, d_gp = healthy.goodput, degraded.goodput if d_net.accelerators else None
 
     def out_of(network: Network, name: str):
         return getattr(network.scale_out, name) if network.scale_out else None

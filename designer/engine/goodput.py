@@ -110,8 +110,11 @@ def goodput(design: Design, catalog: Catalog, copies: dict, chains: dict, invent
     interval_s = young_daly_interval(write_s, mtbi_s) if rate_per_h else None
     ratio = effective_ratio(interval_s, write_s, restart_s, rate_per_h / 3600) if rate_per_h else 1.0
     days = training.days / ratio if training.days and ratio > 0 else None
+    why = None
+    if days is None and training.days:
+        why = ("failures outrun progress: a checkpoint takes longer to write than the mean time between interruptions"
+               if write_s >= mtbi_s else "failures outrun progress: it never ends")
     return Goodput(**common, storage=part.id, checkpoint_gb=rounded(checkpoint_gb),
                    checkpoint_write_s=rounded(write_s), checkpoint_read_s=rounded(read_s),
                    checkpoint_interval_s=rounded(interval_s), restart_s=rounded(restart_s),
-                   effective_ratio=rounded(ratio), days=rounded(days),
-                   why=None if days is not None or not training.days else "failures outrun progress: it never ends")
+                   effective_ratio=rounded(ratio), days=rounded(days), why=why)

@@ -124,6 +124,12 @@ def _shape_rows(shape) -> list[tuple[str, Any, str]]:
     return rows
 
 
+def failed_text(failures: tuple[str, ...], shown: int = 6) -> str:
+    """The failures of a what-if in one short line: a Select All ▸ Fail marks thousands."""
+    more = len(failures) - shown
+    return ", ".join(failures[:shown]) + (f" and {more:,} more" if more > 0 else "")
+
+
 def unpriced_text(parts: tuple[str, ...]) -> str:
     """What a capital category whose parts are all unpriced shows in place of a sum."""
     return "unpriced: " + ", ".join(parts)

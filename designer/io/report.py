@@ -6,7 +6,7 @@ import re
 
 from designer.engine.result import Result
 from designer.engine.sections import Plan
-from designer.engine.summary import format_value, summary_rows
+from designer.engine.summary import failed_text, format_value, summary_rows
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -81,16 +81,20 @@ def goodput_sections(result: Result) -> list[str]:
                                ("checkpoint", g.checkpoint_write_s, "s"), ("interval", g.checkpoint_interval_s, "s"),
                                ("restart", g.restart_s, "s"), ("effective", g.effective_ratio, ""),
                                ("days", g.days, "days")):
-        lines.append(f"  {label:<14} {format_value(value)} {unit}".rstrip())
+        lines.append(f"  {label:<14} {_shown(value)} {unit}".rstrip())
     if g.why:
         lines.append(f"  {g.why}")
     d = result.degraded
     if d is not None:
-        lines += ["", f"What-if: {', '.join(d.failures)} failed ({d.cut_off:,} accelerators cut off)"]
+        lines += ["", f"What-if: {failed_text(d.failures)} failed ({d.cut_off:,} accelerators cut off)"]
         if d.placement:
             lines.append(f"  {d.placement}")
         if d.why:
             lines.append(f"  {d.why}")
         for f in d.figures:
-            lines.append(f"  {f.figure:<48} {format_value(f.healthy):>14} → {format_value(f.degraded):>14} {f.unit}")
+            lines.append(f"  {f.figure:<48} {_shown(f.healthy):>14} → {_shown(f.degraded):>14} {f.unit}")
     return lines
+
+
+def _shown(value) -> str:
+    return "not computed" if value is None else format_value(value)

@@ -94,7 +94,7 @@ _FAILURE = {
     "required": ["target"],
     "additionalProperties": False,
     "x-expected": ("a failure like {\"target\": \"spines.sw\", \"copies\": 1} "
-                   "or {\"target\": \"ib-ndr\", \"percent\": 2}"),
+                   "or {\"target\": \"ib-ndr\", \"percent\": 2} (copies or percent, not both)"),
     "properties": {
         "target": {"type": "string", "maxLength": 128, "pattern": ID_PATTERN,
                    "x-expected": "the id of an item, a link or a link medium"},

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from datetime import date
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -341,8 +342,19 @@ def parse_catalog_document(document: Any, origin: str) -> list[Part]:
         if entry["id"] in seen:
             raise CatalogError(origin, f"{where}.id", f"'{entry['id']}' is also the id at {seen[entry['id']]}")
         seen[entry["id"]] = where
+        if "price_date" in entry:
+            _check_date(entry["price_date"], origin, f"{where}.price_date", entry["id"])
         parts.append(part_of_entry(entry, origin, where))
     return parts
+
+
+def _check_date(text: str, origin: str, json_path: str, part_id: str) -> None:
+    """A price's date, already shaped like "2024-01" or "2024-01-31" by the schema, is a real one
+    (the schema's pattern lets "2024-02-31" through)."""
+    try:
+        date.fromisoformat(text if len(text) > 7 else f"{text}-01")
+    except ValueError:
+        raise CatalogError(origin, json_path, f"'{text}' is not a date on the calendar (part '{part_id}')") from None
 
 
 def _part_hint(document: Any, json_path: str | None) -> str:

@@ -307,6 +307,7 @@ class _Draft:
     are immutable values, so copying the dicts is enough)."""
 
     def __init__(self, design: Design):
+        self.original = design
         self.design = Design(design.name, design.description, dict(design.items), dict(design.links),
                              dict(design.settings))
         self.ops: list[Op] = []
@@ -335,7 +336,21 @@ class _Draft:
         return removals[0] if removals else None
 
     def edit(self, text: str) -> Edit:
+        self._drop_failure_marks_of_removed()
         return Edit(tuple(self.ops), text)
+
+    def _drop_failure_marks_of_removed(self) -> None:
+        """A failure mark (`settings["failures"]`) on an item or link the edit removes goes with
+        it, in the same undo step: a mark naming nothing would make the saved file unreadable. A
+        mark on a link medium names a catalogue part, not a drawn one, and stays."""
+        marks = self.design.settings.get("failures")
+        if not marks:
+            return
+        before, after = self.original, self.design
+        kept = [mark for mark in marks if mark["target"] in after.items or mark["target"] in after.links
+                or not (mark["target"] in before.items or mark["target"] in before.links)]
+        if len(kept) < len(marks):
+            self.add(SetSetting("failures", copy.deepcopy(marks), kept or None))
 
 
 # --- the edits a user makes ------------------------------------------------------------------------

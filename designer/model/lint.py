@@ -35,6 +35,7 @@ def lint(design: Design, catalog: Catalog, link_copies: dict | None = None) -> l
     findings += _scale_up_between_servers(design, catalog)
     findings += _accelerators_outside_servers(design)
     findings += _unreachable_accelerators(design, catalog)
+    findings += _hot_spares(design)
     order = {ERROR: 0, WARNING: 1, INFO: 2}
     return sorted(findings, key=lambda f: (order[f.severity], f.item, f.message))
 
@@ -263,6 +264,22 @@ def _accelerators_outside_servers(design: Design) -> list[Finding]:
         out.append(Finding(ERROR, stray[50].id, f"{len(stray) - 50:,} more accelerators are not inside a server "
                                                 "and are left out of the same figures"))
     return out
+
+
+def _hot_spares(design: Design) -> list[Finding]:
+    """More hot spare servers (`settings["spares"]`) than the design has servers: allowed, but
+    almost surely a slip (they are bought and powered all the same, docs/costs.md)."""
+    spares = int(design.settings.get("spares") or 0)
+    servers = [item for item in design.items.values() if item.kind == "server"]
+    if not spares or not servers:
+        return []
+    copies = {item.id: design.multiplicity(item.id) for item in servers}
+    total = sum(copies.values())
+    if spares <= total:
+        return []
+    spared = max(servers, key=lambda item: copies[item.id])
+    return [Finding(WARNING, spared.id, f"{spares:,} hot spare servers for the design's {total:,} servers: more spares "
+                                        f"than servers, each bought and powered like {spared.label}")]
 
 
 def _stray_accelerators(design: Design) -> list:

@@ -108,8 +108,14 @@ def _is_whole(checker, value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-_Validator = extend(Draft202012Validator,
-                    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_whole))
+def _is_finite(checker, value) -> bool:
+    # A document built in memory (not by parse_json) may hold a float NaN, which every bound
+    # compares False with and so would let through.
+    return _is_whole(checker, value) or (isinstance(value, float) and math.isfinite(value))
+
+
+_Validator = extend(Draft202012Validator, type_checker=Draft202012Validator.TYPE_CHECKER.redefine_many(
+    {"integer": _is_whole, "number": _is_finite}))
 _compiled: dict[int, tuple[Any, Callable]] = {}
 
 
@@ -179,7 +185,10 @@ def _fast(schema: dict) -> Callable:
     if "type" in schema:
         kinds = set().union(*(_TYPES[t] for t in (schema["type"] if isinstance(schema["type"], list)
                                                   else [schema["type"]])))
-        tests.append(lambda v: type(v) in kinds)
+        if float in kinds:
+            tests.append(lambda v: type(v) in kinds and (type(v) is not float or math.isfinite(v)))
+        else:
+            tests.append(lambda v: type(v) in kinds)
     if "enum" in schema or "const" in schema:
         allowed = {(type(a), a) for a in schema.get("enum", [schema.get("const")])}
         tests.append(lambda v: (type(v), v) in allowed if type(v) in (str, int) else False)
@@ -271,6 +280,11 @@ def describe(error: ValidationError) -> str:
     if kind == "required":
         missing = next(k for k in error.validator_value if k not in value)
         return f"missing field '{missing}'"
+    if kind == "dependentRequired":
+        key, needs = next((k, n) for k, n in error.validator_value.items()
+                          if k in value and any(m not in value for m in n))
+        missing = next(m for m in needs if m not in value)
+        return f"missing field '{missing}' ('{key}' needs {' and '.join(repr(n) for n in needs)} beside it)"
     if kind == "additionalProperties":
         known = list(schema.get("properties", ()))
         extra = next(k for k in value if k not in known)

@@ -26,7 +26,7 @@ from designer.canvas.scene import DesignScene
 from designer.canvas.tooltips import failure_words
 from designer.canvas.view import DesignView
 from designer.document.document import Document
-from designer.engine.failures import Failure, failed_targets
+from designer.engine.failures import Failure, failed_targets, unbuildable
 from designer.io.autosave import Orphan, find_orphans
 from designer.io.examples import example_summaries, is_example
 from designer.io.files import SUFFIX, load_design, save_design
@@ -432,9 +432,17 @@ class MainWindow(QMainWindow):
             chosen = [i for i in chosen if design.multiplicity(i) > copies]
         if not chosen:
             return
-        entries = list(design.settings.get("failures") or [])
-        entries += [Failure(i, copies).setting() for i in chosen]
-        self.document.set_setting("failures", entries, "Fail" if copies is None else "Fail One Copy")
+        failures = [Failure(i, copies) for i in chosen]
+        text = "Fail" if copies is None else "Fail One Copy"
+        # One copy of a group matched copy for copy with another cannot be taken out alone: said
+        # now, rather than marked and shown as a what-if without figures. (A chosen item has no
+        # mark yet, so the new marks alone decide.)
+        problem = unbuildable(design, self.catalog, failures)
+        if problem:
+            self.show_message(f"{text}: {problem}")
+            return
+        entries = list(design.settings.get("failures") or []) + [failure.setting() for failure in failures]
+        self.document.set_setting("failures", entries, text)
 
     def _copies_to_fail(self, items: list[str], links: list[str]) -> tuple[str, str, int, str] | None:
         """(id, name, copies, what they are) of the one selected item or link a share of whose

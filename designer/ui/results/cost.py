@@ -11,8 +11,8 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Signal
-from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QGridLayout, QGroupBox, QLabel, QPushButton,
-                               QScrollArea, QToolTip, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QGridLayout, QGroupBox, QLabel, QPushButton, QScrollArea, QToolTip,
+                               QVBoxLayout, QWidget)
 
 from designer.canvas import colors
 from designer.document.turns import later
@@ -21,6 +21,7 @@ from designer.engine.result import Result
 from designer.engine.summary import derived_text, unpriced_text
 from designer.ui.results import plotstyle
 from designer.ui.results.formatting import NOT_COMPUTED
+from designer.ui.results.fields import CheckedDoubleSpinBox, RefusalLabel
 from designer.ui.results.figures import figures_form
 from designer.ui.results.placeholder import Placeholder
 
@@ -75,21 +76,23 @@ class AssumptionsForm(QObject):
         grid.setHorizontalSpacing(8)
         grid.setVerticalSpacing(4)
         grid.setColumnStretch(2, 1)
-        self.editors: dict[str, QDoubleSpinBox | QComboBox] = {}
+        self.editors: dict[str, CheckedDoubleSpinBox | QComboBox] = {}
         self.sources: dict[str, QLabel] = {}
+        self.refusal = RefusalLabel()
         for row, assumption in enumerate(ASSUMPTIONS):
             if assumption.choices:
                 editor = QComboBox()
                 editor.addItems(list(assumption.choices))
                 editor.currentIndexChanged.connect(self._edited)
             else:
-                editor = QDoubleSpinBox()
+                editor = CheckedDoubleSpinBox()
                 editor.setDecimals(assumption.decimals)
                 editor.setRange(assumption.minimum, assumption.maximum)
                 editor.setSuffix(f" {assumption.unit}" if assumption.unit and assumption.unit != "fraction" else "")
                 editor.setKeyboardTracking(False)  # a typed number is one edit, when it is finished
                 editor.setAccelerated(True)
                 editor.valueChanged.connect(self._edited)
+                editor.refused.connect(lambda typed, a=assumption, e=editor: self.refusal.refuse(a.label, e, typed))
             editor.setObjectName(f"cost-{assumption.key}")
             editor.setToolTip(assumption.source)
             source = QLabel(assumption.source)
@@ -108,6 +111,7 @@ class AssumptionsForm(QObject):
         self.reset.setToolTip("Every assumption back to its default (one undo step)")
         self.reset.clicked.connect(lambda: self.changed.emit(None))
         grid.addWidget(self.reset, len(ASSUMPTIONS), 1)
+        grid.addWidget(self.refusal, len(ASSUMPTIONS) + 1, 0, 1, 3)
         self.box = box
         self.set_setting(None)
 
@@ -163,6 +167,7 @@ class AssumptionsForm(QObject):
     def _edited(self, *_: Any) -> None:
         self._sync_enabled()
         if not self._updating:
+            self.refusal.hide()
             self.changed.emit(self.setting())
 
 

@@ -10,11 +10,12 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QHeaderView, QLabel, QSpinBox, QTableWidget,
+from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QHeaderView, QLabel, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from designer.canvas import colors
 from designer.engine.result import Result
+from designer.ui.results.fields import CheckedSpinBox, RefusalLabel
 from designer.ui.results.placeholder import Placeholder
 
 
@@ -36,7 +37,9 @@ def _change(change: float | None, healthy) -> str:
     text = f"{change:+,.{digits}f}"
     if healthy:
         share = change / healthy
-        text += f" ({share:+.1%})" if abs(share) >= 0.001 else f" ({share * 100:+.2g}%)"
+        percent = share * 100
+        places = 1 if abs(percent) >= 0.1 else 1 - math.floor(math.log10(abs(percent)))
+        text += f" ({percent:+.{places}f}%)"
     return text
 
 
@@ -112,7 +115,7 @@ class GoodputTab(QObject):
         layout = QVBoxLayout(host)
         layout.setContentsMargins(0, 0, 0, 0)
         form = QFormLayout()
-        self.spares = QSpinBox()
+        self.spares = CheckedSpinBox()
         self.spares.setObjectName("goodputSpares")
         self.spares.setRange(0, 1_000_000)
         self.spares.setKeyboardTracking(False)
@@ -121,6 +124,9 @@ class GoodputTab(QObject):
         self.spares.valueChanged.connect(self._spares_edited)
         self.spares.setMaximumWidth(140)
         form.addRow("Hot spare servers", self.spares)
+        self.spares_refusal = RefusalLabel()
+        self.spares.refused.connect(lambda typed: self.spares_refusal.refuse("Hot spare servers", self.spares, typed))
+        form.addRow(self.spares_refusal)
         layout.addLayout(form)
         self.goodput_table = _table(["Goodput", "Value", "Unit"])
         layout.addWidget(self.goodput_table, 1)
@@ -165,6 +171,7 @@ class GoodputTab(QObject):
 
     def _spares_edited(self, value: int) -> None:
         if not getattr(self, "_showing", False):
+            self.spares_refusal.hide()
             self.sparesChanged.emit(value)
 
     def _show_degraded(self, result: Result) -> None:
