@@ -35,6 +35,7 @@ from designer.engine.result import Result, rounded
 from designer.engine.sections import Comparison, Degraded, Network, Plan
 from designer.engine.shapes import classify as classify_shape
 from designer.engine.shapes import dragonfly_group
+from designer.engine.torus_lines import TorusLines
 from designer.engine.workloads import WorkloadError
 from designer.model.catalog import Catalog
 from designer.model.design import Design, Link
@@ -583,6 +584,9 @@ def run_degraded(design: Design, catalog: Catalog, workload: dict, healthy: Resu
         broken, cut_off, note = degraded_design(design, catalog, failures)
     except DesignError as exc:
         return DegradedRun(None, None, 0, None, str(exc))
+    lines = _torus_lines(broken, catalog)
+    if lines is not None and lines.split() is not None:
+        return DegradedRun(None, None, 0, None, lines.split())
     training = {**(workload.get("training") or {}), "model": model}
     slowest = weakened_accelerators(design, broken, failures)
     left = sum(size * islands for size, islands, _ in components(broken))
@@ -590,7 +594,7 @@ def run_degraded(design: Design, catalog: Catalog, workload: dict, healthy: Resu
     placement = None
     blocks = reconfigurable_blocks(design, catalog)
     if blocks is not None:
-        moved, placement = _slice_or_in_place(design, broken, blocks, catalog, workload, training, healthy,
+        moved, placement = _slice_or_in_place(design, broken, lines, blocks, catalog, workload, training, healthy,
                                               evaluate, result)
         if moved is not None:
             (result, plan_note), broken, slowest, note = moved, None, (), None
@@ -761,21 +765,32 @@ def _tokens(result: Result) -> float | None:
     return t.tokens_per_s if t.timed and t.fits else None
 
 
-def _slice_or_in_place(design: Design, broken: Design, blocks: Blocks, catalog: Catalog, workload: dict,
-                       training: dict, healthy: Result, evaluate, in_place: Result):
+def _torus_lines(design: Design, catalog: Catalog) -> TorusLines | None:
+    """The lines of a torus of blocks that failures broke or thinned (`engine.torus_lines`)."""
+    if (design.settings.get("template") or {}).get("name") != "torus":
+        return None
+    return build_fabric(design, catalog).torus_lines
+
+
+def _slice_or_in_place(design: Design, broken: Design, lines: TorusLines | None, blocks: Blocks, catalog: Catalog,
+                       workload: dict, training: dict, healthy: Result, evaluate, in_place: Result):
     """The job on the largest slice of intact blocks, where it trains faster (tokens/s) than in
-    place: ((result, plan note) or None, the placement text saying which and why)."""
+    place (`lines` the in-place torus's broken lines): ((result, plan note) or None, the placement
+    text saying which and why)."""
     missing = healthy.network.accelerators - in_place.network.accelerators
     where = f"in place around {missing:,} missing chip{'s' if missing != 1 else ''}" if missing \
         else "in place on the degraded torus"
     here = _tokens(in_place)
     here_text = f"{here:,.0f} tokens/s" if here is not None else "no plan timed"
+    # Lines a failed circuit switch or link broke (`torus_lines`): what the job in place runs on.
+    damage = f"; {lines.text()}" if lines is not None else ""
     intact = intact_blocks(design, broken, blocks.group)
     if intact is None:
-        return None, f"runs {where} ({here_text}): the failure reaches what every block shares, no slice avoids it"
+        return None, (f"runs {where} ({here_text}){damage}: the failure reaches what every block shares, "
+                      "no slice avoids it")
     shape = largest_slice(blocks.counts, intact)
     if shape is None:
-        return None, f"runs {where} ({here_text}): no block is left intact for a slice"
+        return None, f"runs {where} ({here_text}){damage}: no block is left intact for a slice"
     dims = " × ".join(str(b * c) for b, c in zip(blocks.block, shape))
     count, chips = math.prod(shape), math.prod(b * c for b, c in zip(blocks.block, shape))
     what = f"a {dims} slice of {count:,} intact {blocks.text()} block{'s' if count != 1 else ''} ({chips:,} chips)"
@@ -786,7 +801,7 @@ def _slice_or_in_place(design: Design, broken: Design, blocks: Blocks, catalog: 
         return (result, plan_note), (f"job moved to {what}, its torus closed again through the circuit switches: "
                                      f"{there:,.0f} tokens/s against {here_text} {where}")
     there_text = f"{there:,.0f} tokens/s" if there is not None else "no plan that fits"
-    return None, f"runs {where} ({here_text}): faster than on {what}, {there_text}"
+    return None, f"runs {where} ({here_text}){damage}: faster than on {what}, {there_text}"
 
 
 # -- blast radius -----------------------------------------------------------------------------

@@ -1,0 +1,132 @@
+"""A failed circuit switch of a torus of blocks breaks the lines it joins (docs/goodput.md, "A failed
+circuit switch"): each switch serves one face position along one axis of every block, so when it
+fails, every line of the torus through that face position along that axis loses its
+block-to-block hops and breaks into segments of one block's length.
+
+By hand, with TPU v4's ICI links (23.44 GB/s per direction, one per neighbour):
+
+- an 8 × 8 torus of 4 × 4 blocks (2 × 2 blocks, 8 switches: 4 face positions per axis), switch
+  ocs0-0 failed: 2 of the 8 lines along x broken (one per row of blocks). The cut across x, its two
+  planes 4 apart both between blocks, crosses 2 × (8 − 2) = 12 links where it crossed 16:
+  12 × 23.44 × 2 = 562.56 GB/s, from 750.08 (the cut across y keeps its 16). The torus allreduce of
+  S = 1 GiB over the 64 chips runs a ring of 8 along each dimension: the y ring whole, 2 × 23.44
+  GB/s, while the message is whole; the x ring, its broken lines detouring over whole neighbours
+  (2 of 8 lines broken, so each detour shares one: half a ring's capacity), on the 1/8 left. Each
+  half of the allreduce then moves 7/8 × S / 8 at half the capacity: 2 × 7/64 × S × (1/c − 1/(2c))
+  = 7/64 × S / c more, c = 23.44 × TORUS_EFFICIENCY GB/s; the steps are the same.
+- the TPU v4 pod (16 × 16 × 16 of 4 × 4 × 4 cubes, 48 switches), ocs0-0 failed: 16 of the 256 lines
+  along x broken, the cut across x (512 links) loses 2 × 16: 480 × 23.44 × 2 = 22,502.4 GB/s, 15/16
+  of 24,002.56. The 8 GiB allreduce runs the x rings last (at half a ring, on 1/256 of the message):
+  15/4096 × S / c more. No chip is cut off and every cube uses the switch: no slice avoids it.
+"""
+
+import pytest
+
+from designer.engine import calibration as cal
+from designer.engine import evaluate
+from designer.engine.failures import Failure, parse_failure
+from designer.engine.network import build_fabric
+from designer.io.examples import resolve_design_path
+from designer.io.files import load_design
+from designer.model.catalog import default_catalog
+from designer.topologies.generators import generate
+from tests.failure_monotonicity import healthy_of, violations
+
+ICI = 23.44
+POD_BISECTION = 2 * 4096 / 16 * ICI * 2
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return default_catalog()
+
+
+def _with(design, *failures: str):
+    design.settings["failures"] = [parse_failure(text).setting() for text in failures]
+    return design
+
+
+def _small(catalog, *failures: str):
+    return _with(generate("torus", catalog, dims="8x8", block="4x4"), *failures)
+
+
+def _pod(catalog, *failures: str):
+    return _with(load_design(resolve_design_path("google-tpu-v4-pod"), catalog), *failures)
+
+
+def test_a_failed_switch_of_a_small_torus_by_hand(catalog):
+    size = 2 ** 30
+    workload = {"collective": {"sizes": [size], "algorithm": "torus"}}
+    d = evaluate(_small(catalog, "ocs0-0"), catalog, workload).degraded
+    assert d.accelerators == 64 and d.cut_off == 0
+    bisection = d.figure("Scale-up domain bisection")
+    assert bisection.healthy == pytest.approx(16 * ICI * 2)
+    assert bisection.degraded == pytest.approx(12 * ICI * 2)
+    time = d.figure("allreduce 1 GiB time")
+    assert time.degraded - time.healthy == pytest.approx(7 / 64 * size / (ICI * cal.TORUS_EFFICIENCY * 1e9), rel=1e-4)
+    assert "2 of the 8 lines along x broken, rerouted over neighbouring lines" in d.placement
+
+
+def test_a_failed_switch_of_the_tpu_pod(catalog):
+    size = 8 * 2 ** 30
+    d = evaluate(_pod(catalog, "ocs0-0"), catalog).degraded
+    assert d.accelerators == 4096 and d.cut_off == 0
+    assert d.figure("Scale-up domain bisection").healthy == pytest.approx(POD_BISECTION, rel=1e-5)
+    assert d.figure("Scale-up domain bisection").degraded == pytest.approx(POD_BISECTION * 15 / 16, rel=1e-5)
+    time = d.figure("allreduce 8 GiB time")
+    detour = 15 / 4096 * size / (ICI * cal.TORUS_EFFICIENCY * 1e9)
+    assert time.degraded - time.healthy == pytest.approx(detour, rel=2e-3)
+    step = d.figure("Training step time")
+    assert step.degraded >= step.healthy
+    assert d.figure("Tokens per second").degraded < d.figure("Tokens per second").healthy
+    tokens = f"{d.figure('Tokens per second').degraded:,.0f}"
+    assert d.placement == (f"runs in place on the degraded torus ({tokens} tokens/s); 16 of the 256 lines along x "
+                           "broken, rerouted over neighbouring lines: the failure reaches what every block shares, "
+                           "no slice avoids it")
+
+
+def test_a_failed_link_to_a_switch_or_inside_every_cube_breaks_its_lines_alike(catalog):
+    # Both ends' links of a switch's face position, or a link inside the cube, in every cube.
+    for failure, axis in (("chip0-0-0--ocs0-0", "x"), ("chip3-0-0--ocs0-0", "x"), ("chip0-0-0--chip0-0-1", "z")):
+        d = evaluate(_pod(catalog, failure), catalog).degraded
+        assert d.figure("Scale-up domain bisection").degraded == pytest.approx(POD_BISECTION * 15 / 16, rel=1e-5)
+        assert f"16 of the 256 lines along {axis} broken" in d.placement, failure
+
+
+def test_some_copies_of_a_link_thin_its_lines_wherever_it_is(catalog):
+    # 5 of the 64 copies (one per cube) of one chip's link to its switch: that hop keeps 59/64 of
+    # its capacity on each of its 16 lines; both cut planes cross it: 512 − 2 × 16 × 5/64 links.
+    # The representative chip's link (chip0-0-0) and another's give the same figure.
+    for failure in ("chip0-0-0--ocs0-0:5", "chip0-1-1--ocs0-5:5"):
+        d = evaluate(_pod(catalog, failure), catalog).degraded
+        assert d.figure("Scale-up domain bisection").degraded == pytest.approx(POD_BISECTION * (512 - 2.5) / 512,
+                                                                               rel=1e-5)
+        assert "16 of the 256 lines along x thinned to 92% of their links" in d.placement
+
+
+def test_a_thinned_medium_thins_every_line_and_adds_to_a_failed_switch(catalog):
+    # 5 % of each ICI link's 64 copies: 3 fail, every link keeps 61/64 (the model's even spread).
+    alone = evaluate(_pod(catalog, "tpu-ici:5%"), catalog).degraded
+    assert alone.figure("Scale-up domain bisection").degraded == pytest.approx(POD_BISECTION * 61 / 64, rel=1e-5)
+    both = evaluate(_pod(catalog, "tpu-ici:5%", "ocs0-0"), catalog).degraded
+    assert both.figure("Scale-up domain bisection").degraded == pytest.approx(POD_BISECTION * 61 / 64 * 15 / 16,
+                                                                              rel=1e-5)
+
+
+def test_every_switch_of_an_axis_failed_splits_the_torus(catalog):
+    d = evaluate(_small(catalog, *(f"ocs0-{slot}" for slot in range(4))), catalog).degraded
+    assert d.figures == ()
+    assert d.why == ("every line along x lost the same hop of every block: the torus falls apart into slabs across x, "
+                     "which the what-if does not evaluate")
+
+
+def test_a_healthy_torus_has_no_broken_lines(catalog):
+    for design in (_pod(catalog), _small(catalog), load_design(resolve_design_path("tesla-dojo-exapod"), catalog)):
+        assert build_fabric(design, catalog).torus_lines is None
+
+
+def test_no_failure_of_a_switch_or_its_links_helps(catalog):
+    healthy = healthy_of(_pod(catalog), catalog)
+    for failure in (Failure("ocs0-0"), Failure("ocs2-15"), Failure("chip0-0-0--ocs0-0", copies=5),
+                    Failure("chip0-0-0--chip0-0-1"), Failure("tpu-ici", percent=5)):
+        assert violations(healthy, catalog, failure) == [], failure
