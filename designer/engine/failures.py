@@ -12,7 +12,8 @@ The degraded design is built on a copy, never the user's design:
   one NIC of one server fails without touching the other 127;
 - every copy of an item failed removes it, with what it holds and its links;
 - failed copies of a link take their share of its lanes away (the engine spreads traffic evenly
-  over a link's copies), all of them remove it;
+  over a link's copies), all of them remove it; a medium's failed copies are counted over all its
+  links and spread evenly over them;
 - accelerators no longer connected to the largest set are cut off: the job shrinks to that set.
 
 `degraded()` evaluates what is left with the same model (and plan where it still fits; else the
@@ -128,13 +129,20 @@ class _Degrader:
             link = d.links[failure.target]
             self.fail_link(link, failure.failed_of(d.link_copies(link).instances))
         elif failure.target in self.catalog and self.catalog[failure.target].kind == "medium":
-            for link in [l for l in d.links.values() if l.medium == failure.target]:
-                self.fail_link(link, failure.failed_of(d.link_copies(link).instances))
+            # A medium's physical links are one pool: a count or a share of them fails spread
+            # evenly over all of them, so a link drawn once among thousands (a mesh's) is thinned
+            # with the rest, not taken away whole.
+            copies = {link.id: d.link_copies(link).instances for link in d.links.values()
+                      if link.medium == failure.target}
+            total = sum(copies.values())
+            failed = failure.failed_of(total)
+            for link_id, instances in copies.items():
+                self.fail_link(d.links[link_id], instances * failed / total)
         else:
             raise DesignError(f"failure '{failure.text()}': no item, link or link medium '{failure.target}' "
                               "in the design")
 
-    def fail_link(self, link: Link, failed: int) -> None:
+    def fail_link(self, link: Link, failed: float) -> None:
         total = self.design.link_copies(link).instances
         if failed >= total:
             del self.design.links[link.id]
