@@ -142,3 +142,17 @@ def test_no_failure_of_a_switch_or_its_links_helps(catalog):
     for failure in (Failure("ocs0-0"), Failure("ocs2-15"), Failure("chip0-0-0--ocs0-0", copies=5),
                     Failure("chip0-0-0--chip0-0-1"), Failure("tpu-ici", percent=5)):
         assert violations(healthy, catalog, failure) == [], failure
+
+
+def test_a_failed_link_of_a_torus_or_mesh_drawn_as_one_block(catalog):
+    # A 4 × 4 × 4 torus drawn whole: the wrap-around link of one z line gone, the cut across z (its
+    # planes 2 apart, one through the wrap-around hop) crosses 2 × 16 − 1 = 31 links of 32.
+    d = evaluate(_with(generate("torus", catalog, dims="4x4x4"), "chip0-0-3--chip0-0-0"), catalog).degraded
+    assert d.figure("Scale-up domain bisection").degraded == pytest.approx(31 * ICI * 2, rel=1e-5)
+    # Tesla Dojo's open 50 × 60 mesh: one plane across the 60-chip dimension cuts its 50 lines, one
+    # of which lost a hop: 49 of 50 links (before, a failed mesh link changed no figure).
+    dojo = load_design(resolve_design_path("tesla-dojo-exapod"), catalog)
+    d = evaluate(_with(dojo, "chip10-10--chip10-11"), catalog).degraded
+    bisection = d.figure("Scale-up domain bisection")
+    assert bisection.degraded == pytest.approx(bisection.healthy * 49 / 50, rel=1e-5)
+    assert d.figure("allreduce 8 GiB time").change > 0

@@ -708,9 +708,9 @@ def _torus(fabric: Fabric) -> None:
         return
     fabric.torus_open = open_mesh
     fabric.torus_links = tuple(l.index for l in fabric.links if l.tier == SCALE_UP)
-    if block != dims:
-        fabric.torus_lines = torus_lines(fabric.design, dims, block, fabric.links, fabric.accelerators, fabric.copies,
-                                         SCALE_UP, lambda item: _passthrough_item(fabric, item))
+    fabric.torus_lines = torus_lines(fabric.design, dims, block, bool(params.get("wrap", 1)), fabric.links,
+                                     fabric.accelerators, fabric.copies, SCALE_UP,
+                                     lambda item: _passthrough_item(fabric, item))
     if fabric.torus_lines is not None:
         # The lines that lost links are the model's (`torus_lines`); the rest keep whole links.
         fabric.torus_link_cap = fabric.torus_lines.link_cap
