@@ -156,3 +156,23 @@ def test_a_failed_link_of_a_torus_or_mesh_drawn_as_one_block(catalog):
     bisection = d.figure("Scale-up domain bisection")
     assert bisection.degraded == pytest.approx(bisection.healthy * 49 / 50, rel=1e-5)
     assert d.figure("allreduce 8 GiB time").change > 0
+
+
+def test_a_switch_serving_several_face_positions_breaks_all_their_lines(catalog):
+    # Four switches per axis instead of 16: ocs0-0 joins 4 face positions, 64 of the 256 x lines:
+    # the cut across x keeps 2 × (256 − 64) = 384 links of 512.
+    design = generate("torus", catalog, dims="16x16x16", block="4x4x4", ocs_per_axis=4)
+    d = evaluate(_with(design, "ocs0-0"), catalog).degraded
+    assert d.figure("Scale-up domain bisection").degraded == pytest.approx(POD_BISECTION * 384 / 512, rel=1e-5)
+    assert "64 of the 256 lines along x broken" in d.placement
+
+
+def test_the_blast_radius_of_a_circuit_switch_is_the_chips_on_its_lines(catalog):
+    from designer.engine.failures import blast_radius
+
+    # 16 lines of 16 chips on the pod (128 of them linked to the switch); 2 lines of 8 on the small
+    # torus; 64 lines of 16 where a switch serves 4 face positions.
+    assert blast_radius(_pod(catalog), "ocs0-0").text() == "0 accelerators cut off, 256 slowed"
+    assert blast_radius(_small(catalog), "ocs1-3").text() == "0 accelerators cut off, 16 slowed"
+    fewer = generate("torus", catalog, dims="16x16x16", block="4x4x4", ocs_per_axis=4)
+    assert blast_radius(fewer, "ocs2-1").text() == "0 accelerators cut off, 1,024 slowed"

@@ -39,6 +39,7 @@ from designer.engine.shapes import dragonfly_group
 from designer.engine.torus_lines import TorusLines
 from designer.engine.workloads import WorkloadError
 from designer.model.catalog import Catalog
+from designer.model import torus as torus_ids
 from designer.model.design import Design, Link
 from designer.model.errors import DesignError
 
@@ -937,7 +938,31 @@ class BlastIndex:
             return self.multiplicity(accelerator) // (self.multiplicity(common) if common else 1)
 
         slowed = sum(per_copy(a) for a in served if a not in inside)
+        on_lines = self.on_switched_lines(item_id)
+        if on_lines is not None:
+            slowed = max(slowed, on_lines)
         return BlastRadius(cut, max(0, slowed - (cut - held)), self.checked)
+
+    def on_switched_lines(self, item_id: str) -> int | None:
+        """The chips on the torus lines a circuit switch of the torus template joins between
+        blocks (docs/goodput.md, "A failed circuit switch"): failed, every one of those lines
+        breaks, not only the chips linked to it (TPU v4 pod: 16 lines of 16 chips, 256, where 128
+        are linked to it). None for any other item."""
+        params = (self.design.settings.get("template") or {}).get("params") or {}
+        axis = torus_ids.circuit_switch_axis(item_id)
+        if (self.design.settings.get("template") or {}).get("name") != "torus" or axis is None \
+                or not params.get("block") or not params.get("dims"):
+            return None
+        dims, block = _dims(params["dims"]), _dims(params["block"])
+        if len(dims) != len(block) or axis >= len(dims) or dims == block:
+            return None
+        faces = set()
+        for other in self.neighbours.get(item_id, ()):
+            coord = torus_ids.chip_coord(other)
+            if coord is not None and len(coord) == len(dims):
+                faces.add(coord[:axis] + coord[axis + 1:])
+        blocks_across = math.prod(d // b for i, (d, b) in enumerate(zip(dims, block)) if i != axis)
+        return len(faces) * blocks_across * dims[axis]
 
 
 def blast_radius(design: Design, item_id: str) -> BlastRadius:
