@@ -128,7 +128,7 @@ def test_a_share_of_a_mesh_drawn_link_by_link_thins_it_and_cuts_nothing_off(cata
 def test_every_switch_of_an_axis_failed_splits_the_torus(catalog):
     d = evaluate(_small(catalog, *(f"ocs0-{slot}" for slot in range(4))), catalog).degraded
     assert d.figures == ()
-    assert d.why == ("every line along x lost the same hop of every block: the torus falls apart into slabs across x, "
+    assert d.why == ("every line along x lost its hop at the same place: the torus falls apart into pieces across x, "
                      "which the what-if does not evaluate")
 
 

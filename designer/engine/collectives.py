@@ -176,8 +176,8 @@ class TorusRing:
     spacing: int
     closed: bool
     rerouted: bool = False  # on a torus with holes: broken rings detour round them (`torus_rings`)
-    # The share of a whole ring's capacity left where failed circuit switches or links broke lines
-    # of its dimension (`TorusLines.factor`).
+    # The share of a whole ring's capacity left where failed circuit switches or links broke or
+    # thinned lines of its dimension (`TorusLines.factor`).
     intact: float = 1.0
 
     @property
@@ -191,7 +191,7 @@ class TorusRing:
         if self.rerouted:
             return f"torus dimension of {self.size} rerouted round its holes"
         if self.intact < 1.0:
-            return f"torus dimension of {self.size} with broken lines rerouted"
+            return f"torus dimension of {self.size} with lines broken or thinned"
         if self.closed and self.spacing == 1:
             return f"torus dimension of {self.size}"
         return (f"{self.size} chips {self.spacing} apart round a torus dimension" if self.closed
@@ -217,7 +217,7 @@ def torus_rings(fabric: Fabric, n: int, stride: int = 1) -> tuple[TorusRing, ...
     a step, not steps). A smaller communicator (a tensor-parallel group) is taken to sit where no
     hole is.
 
-    Where failed circuit switches or links broke lines of a torus of blocks (`Fabric.torus_lines`),
+    Where failed circuit switches or links broke or thinned lines of the torus (`Fabric.torus_lines`),
     each ring keeps the share of its dimension's capacity `TorusLines.factor` gives (its broken
     lines detour over neighbouring ones); the dimensions then differ, and the order that moves the
     bytes fastest takes the slowest last, when the message is smallest."""

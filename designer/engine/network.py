@@ -125,8 +125,8 @@ class Fabric:
     # A torus drawn from the template with chips missing from its domain (failed or removed):
     # (the template's dims, chips missing). Its rings are rerouted round the holes (`_torus`).
     torus_holes: tuple | None = None
-    # A torus of blocks whose lines failed circuit switches or links broke or thinned (engine.torus_lines),
-    # else None.
+    # A torus drawn from the template whose lines failed circuit switches or links broke or thinned
+    # (engine.torus_lines), else None.
     torus_lines: TorusLines | None = None
     # An open mesh (the torus template's wrap=0 with one block, as Dojo's tiles): its lines end
     # at the edges, so they are segments, not rings, and one plane cuts it in two, not two.
@@ -686,7 +686,9 @@ def _torus(fabric: Fabric) -> None:
     dimension-wise algorithm runs with the rings the holes break rerouted round them, at half a
     whole ring's capacity (collectives.torus_rings), beside rings over the chips left, each
     through the two links of one dimension, as on the whole torus (`torus_link_cap`;
-    collectives._ring_up_cap); its bisection is `_torus_bisection`'s."""
+    collectives._ring_up_cap); its bisection is `_torus_bisection`'s. Lines that failed circuit
+    switches or links broke or thinned are `torus_lines`'s (docs/goodput.md, "A failed circuit
+    switch")."""
     template = fabric.design.settings.get("template") or {}
     if template.get("name") != "torus" or not fabric.direct_connect:
         return
@@ -729,7 +731,7 @@ def _torus_bisection(fabric: Fabric) -> float:
     in every block: 256 of 4,096 chips missing, 2 × 256 − 256 = 256 links against the 384 of the
     worst balanced cut through the holes), never above it: removing chips never raises a cut.
     An open mesh has no wrap-around links, so one plane halves it: half a torus's bisection.
-    A torus of blocks whose lines lost links (`torus_lines`: a failed circuit switch) is cut across
+    A torus whose lines lost links (`torus_lines`: a failed circuit switch or link) is cut across
     each dimension where the planes cross the fewest links left (`TorusLines.cut`), the smallest
     of the dimensions."""
     planes = 1 if fabric.torus_open else 2

@@ -35,7 +35,7 @@ _AXIS_NAMES = "xyz"
 
 @dataclass(frozen=True)
 class TorusLines:
-    """What is left of each hop class of a torus of blocks. `dims` and `block` per dimension of
+    """What is left of each hop class of a torus or mesh. `dims` and `block` per dimension of
     more than one chip, `left[a]` an array (face positions along axis a, hop classes) of the share
     of each hop class's capacity left, 1 where whole: block[a] classes where the lines close (the
     last the block-to-block or wrap-around hop, `ring[a]`), block[a] − 1 on an open mesh's.
@@ -100,8 +100,8 @@ class TorusLines:
             cuts = gone * (self.dims[axis] // self.block[axis]) if self.ring[axis] else 2 * gone
             if cuts >= 2:
                 name = _AXIS_NAMES[axis] if len(self.dims) <= 3 else f"axis {axis + 1}"
-                return (f"every line along {name} lost the same hop of every block: the torus falls apart "
-                        f"into slabs across {name}, which the what-if does not evaluate")
+                return (f"every line along {name} lost its hop at the same place: the torus falls apart into "
+                        f"pieces across {name}, which the what-if does not evaluate")
         return None
 
     def factors(self, axis: int) -> tuple[float, float]:
