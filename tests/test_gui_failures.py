@@ -198,3 +198,22 @@ def test_a_failed_tpu_cube_shows_the_job_moved_to_a_slice_of_intact_cubes(make_w
     assert "in place around 64 missing chips." in text
     rows = {row[0]: row for row in window.results.goodput.rows_shown()}
     assert rows["Accelerators in the job"][1:3] == ("4,096", "3,072")
+
+
+def test_a_failed_circuit_switch_shows_its_broken_lines_in_the_goodput_tab(make_window, qtbot):
+    # Every cube meets its x neighbours at face position 0 through ocs0-0: failed, 16 of the 256
+    # x lines lose their links between cubes (tests/test_failed_circuit_switch.py), the cut
+    # across x 480 links of 512, and the job stays where it is.
+    window = make_window(load_design(resolve_design_path("google-tpu-v4-pod"), default_catalog()))
+    assert window.scheduler.wait_idle(30_000)
+    right_click_and_choose(qtbot, window, "ocs0-0", "Fail")
+    assert window.document.design.settings["failures"] == [{"target": "ocs0-0"}]
+    assert window.scheduler.wait_idle(30_000)
+    qtbot.waitUntil(lambda: window.last_result.degraded is not None, timeout=30_000)
+    window.results.tabs.setCurrentWidget(window.results.goodput.page)
+    text = window.results.goodput.whatif_label.text()
+    assert "4,096 accelerators run the job, 0 cut off." in text
+    assert "16 of the 256 lines along x broken, rerouted over neighbouring lines" in text
+    assert "no slice avoids it" in text
+    rows = {row[0]: row for row in window.results.goodput.rows_shown()}
+    assert rows["Scale-up domain bisection (GB/s)"][3] == "-1,500 (-6.3%)"

@@ -225,18 +225,18 @@ def test_a_share_of_every_link_on_a_medium_fails_and_restores_from_any_of_its_li
     seen: list[str] = []
     QTimer.singleShot(0, lambda: _answer_fail_copies(qtbot, "failPercent", "2", seen, every_link=True))
     _right_click_and_choose(qtbot, window, line.mapToScene(line.line().pointAt(0.5)), "Fail Some Copies…")
-    # 8 leaf-spine links of 64 lose 1 each, 8 NIC-leaf links of 128 lose 3 each.
-    assert seen == ["32 of 1,536 physical links fail; the others stay in service."]
+    # 2 % of the 1,536 physical links (8 leaf-spine links of 64, 8 NIC-leaf links of 128), spread evenly.
+    assert seen == ["31 of 1,536 physical links fail; the others stay in service."]
     assert window.document.design.settings["failures"] == [{"target": "ib-ndr", "percent": 2.0}]
     assert window.scene.failed == window.scene.partly_failed == set(ndr)
     assert all(window.scene.link_items[i].pen().style() == Qt.PenStyle.DotLine for i in ndr)
     nic_link = next(i for i in ndr if "nic" in i)
-    assert ("What-if: 2% of every InfiniBand NDR (one 4x port) link failed: 3 of these 128"
-            in window.scene.tooltip_for(nic_link))
+    assert ("What-if: 2% of every InfiniBand NDR (one 4x port) link failed: 31 of 1,536 physical links, spread "
+            "evenly (2.6 of these 128)" in window.scene.tooltip_for(nic_link))
     rows = _degraded_rows(window, qtbot)
     # The what-if line in the design's words, not the CLI's "ib-ndr:2%".
     assert "What-if: 2% of every InfiniBand NDR (one 4x port) link failed" in window.results.goodput.whatif_label.text()
-    assert rows["Scale-out bisection (GB/s)"][1:3] == ("25,600", "25,000")
+    assert rows["Scale-out bisection (GB/s)"][1:3] == ("25,600", f"{25_600 * (1 - 31 / 1_536):,.0f}")
 
     # Any link on the medium restores it.
     window.scene.select_ids([nic_link])

@@ -114,8 +114,8 @@ def test_a_failed_whole_cube_moves_the_job_too_and_no_failure_helps(catalog):
 
 def test_a_failure_outside_the_cubes_runs_in_place(catalog):
     d = evaluate(_pod(catalog, Failure("ocs0-0")), catalog).degraded
-    assert d.placement == ("runs in place on the degraded torus (1,081,590 tokens/s): the failure reaches what every "
-                           "block shares, no slice avoids it")
+    assert d.placement.startswith("runs in place on the degraded torus (1,081,480 tokens/s)")
+    assert d.placement.endswith(": the failure reaches what every block shares, no slice avoids it")
 
 
 def test_the_blast_radius_of_a_tpu_host_stays_its_own_chips(catalog):

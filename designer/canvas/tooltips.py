@@ -67,12 +67,16 @@ def link_tooltip(link: Link, design: Design, catalog: Catalog, utilization: floa
 
 
 def _failure_share(design: Design, entry: dict, target: str) -> tuple[int, int]:
-    """(copies failed, copies in all) of a drawn item or link under a what-if's entry (its own,
-    or its medium's for a link)."""
+    """(copies failed, copies in all) of a drawn item or link under its own what-if entry, or of
+    the whole pool of a medium's physical links under the medium's entry (the engine spreads that
+    share evenly over them)."""
     if target in design.items:
         total = design.multiplicity(target)
-    else:
+    elif entry["target"] == target:
         total = design.link_copies(design.links[target]).instances
+    else:
+        total = sum(design.link_copies(link).instances for link in design.links.values()
+                    if link.medium == entry["target"])
     return Failure(target, entry.get("copies"), entry.get("percent")).failed_of(total), total
 
 
@@ -93,12 +97,18 @@ def drawn_failures(design: Design) -> tuple[set[str], set[str]]:
         else:
             media[target] = entry
     if media:
+        pools: dict[str, int] = {}
         for link in design.links.values():
-            entry = media.get(link.medium)
-            if entry is not None and link.id not in failed:
+            if link.medium in media:
+                pools[link.medium] = pools.get(link.medium, 0) + design.link_copies(link).instances
+        # A medium's share is spread over its whole pool: every link on it keeps the rest.
+        thinned = {medium for medium, entry in media.items()
+                   if Failure(medium, entry.get("copies"), entry.get("percent")).failed_of(pools.get(medium, 0))
+                   < pools.get(medium, 0)}
+        for link in design.links.values():
+            if link.medium in media and link.id not in failed:
                 failed.add(link.id)
-                share = _failure_share(design, entry, link.id)
-                if share[0] < share[1]:
+                if link.medium in thinned:
                     partly.add(link.id)
     return failed, partly
 
@@ -120,7 +130,9 @@ def failure_text(design: Design, target: str, catalog: Catalog | None = None) ->
     if medium is not None:
         part = catalog.get(medium) if catalog is not None else None
         share = f"{entry['percent']:g}%" if entry.get("percent") is not None else f"{entry.get('copies') or 'all'}"
-        return f"{share} of every {part.name if part else medium} link failed: {failed:,} of these {total:,}"
+        own = design.link_copies(design.links[target]).instances
+        return (f"{share} of every {part.name if part else medium} link failed: {failed:,} of {total:,} physical "
+                f"links, spread evenly ({own * failed / total:,.1f} of these {own:,})")
     if failed >= total:
         return f"all {total:,} {what} failed" if total > 1 else "failed"
     if entry.get("percent") is not None:

@@ -176,17 +176,22 @@ class TorusRing:
     spacing: int
     closed: bool
     rerouted: bool = False  # on a torus with holes: broken rings detour round them (`torus_rings`)
+    # The share of a whole ring's capacity left where failed circuit switches or links broke or
+    # thinned lines of its dimension (`TorusLines.factor`).
+    intact: float = 1.0
 
     @property
     def share(self) -> float:
         """The ring's capacity in links of one direction; rerouted round holes, half of it (the
-        detour's links carry two rings' bytes)."""
-        return (2.0 if self.closed else 1.0) / self.spacing / (2.0 if self.rerouted else 1.0)
+        detour's links carry two rings' bytes), and no more than its broken lines leave it."""
+        return (2.0 if self.closed else 1.0) / self.spacing * min(0.5 if self.rerouted else 1.0, self.intact)
 
     @property
     def where(self) -> str:
         if self.rerouted:
             return f"torus dimension of {self.size} rerouted round its holes"
+        if self.intact < 1.0:
+            return f"torus dimension of {self.size} with lines broken or thinned"
         if self.closed and self.spacing == 1:
             return f"torus dimension of {self.size}"
         return (f"{self.size} chips {self.spacing} apart round a torus dimension" if self.closed
@@ -210,7 +215,12 @@ def torus_rings(fabric: Fabric, n: int, stride: int = 1) -> tuple[TorusRing, ...
     then carry two rings' bytes, so each phase runs at half a whole ring's capacity (`rerouted`;
     the phase waits for its slowest ring); the steps stay the whole torus's (a detour adds hops to
     a step, not steps). A smaller communicator (a tensor-parallel group) is taken to sit where no
-    hole is."""
+    hole is.
+
+    Where failed circuit switches or links broke or thinned lines of the torus (`Fabric.torus_lines`),
+    each ring keeps the share of its dimension's capacity `TorusLines.factor` gives (its broken
+    lines detour over neighbouring ones); the dimensions then differ, and the order that moves the
+    bytes fastest takes the slowest last, when the message is smallest."""
     dims, total, holes = fabric.torus_dims, fabric.total_accelerators, fabric.torus_holes
     if holes is not None:
         dims = tuple(d for d in holes[0] if d > 1)
@@ -230,13 +240,22 @@ def torus_rings(fabric: Fabric, n: int, stride: int = 1) -> tuple[TorusRing, ...
     if in_pod < 2 or n % in_pod or (n > in_pod and (in_pod * stride != pod or n > total)):
         return ()
     closed = not fabric.torus_open
-    best, best_cost = (), None
-    for order in dict.fromkeys(itertools.permutations(dims)):  # the drawn order first, kept on a tie
-        rings = _rings_in_order(order, in_pod, stride, closed=closed)
-        if rings is None:
+    lines = fabric.torus_lines
+    best, best_cost, seen = (), None, set()
+    for order in itertools.permutations(range(len(dims))):  # the drawn order first, kept on a tie
+        key = tuple((dims[a], lines.factors(a) if lines is not None else None) for a in order)
+        if key in seen:
             continue
-        if holes is not None:
-            rings = [replace(r, rerouted=True) for r in rings]
+        seen.add(key)
+        placed = _rings_in_order(tuple(dims[a] for a in order), in_pod, stride, closed=closed)
+        if placed is None:
+            continue
+        rings = [replace(ring, rerouted=holes is not None,
+                         intact=1.0 if lines is None else lines.factor(order[at], across_blocks=(
+                             ring.closed or ring.size * ring.spacing > lines.block[order[at]])))
+                 for at, ring in placed]
+        if any(ring.share <= 0.0 for ring in rings):
+            continue  # a dimension every line of which lost one hop: the torus falls apart (TorusLines.split)
         rings = tuple(sorted(rings, key=lambda ring: -ring.share))  # the widest ring while the message is whole
         cost, size = 0.0, 1.0
         for ring in rings:
@@ -248,12 +267,14 @@ def torus_rings(fabric: Fabric, n: int, stride: int = 1) -> tuple[TorusRing, ...
     return best
 
 
-def _rings_in_order(order: tuple, members: int, stride: int, closed: bool = True) -> list[TorusRing] | None:
+def _rings_in_order(order: tuple, members: int, stride: int,
+                    closed: bool = True) -> list[tuple[int, TorusRing]] | None:
     """The rings of `members` ranks, `stride` chips apart in rank order, when ranks fill the
-    dimensions in `order`; None when the members do not sit evenly along them. `closed`: whole
-    dimensions wrap around (a torus); on an open mesh they are segments too."""
+    dimensions of sizes `order` in that order, each with its place in `order`; None when the
+    members do not sit evenly along them. `closed`: whole dimensions wrap around (a torus); on an
+    open mesh they are segments too."""
     rings = []
-    for k in order:
+    for at, k in enumerate(order):
         if members == 1:
             break
         if stride >= k:
@@ -267,12 +288,12 @@ def _rings_in_order(order: tuple, members: int, stride: int, closed: bool = True
         if members >= room:
             if members % room:
                 return None
-            rings.append(TorusRing(room, stride, closed))
+            rings.append((at, TorusRing(room, stride, closed)))
             members //= room
         else:
             if room % members:
                 return None
-            rings.append(TorusRing(members, stride, False))
+            rings.append((at, TorusRing(members, stride, False)))
             members = 1
         stride = 1
     return rings if members == 1 else None

@@ -12,7 +12,8 @@ The degraded design is built on a copy, never the user's design:
   one NIC of one server fails without touching the other 127;
 - every copy of an item failed removes it, with what it holds and its links;
 - failed copies of a link take their share of its lanes away (the engine spreads traffic evenly
-  over a link's copies), all of them remove it;
+  over a link's copies), all of them remove it; a medium's failed copies are counted over all its
+  links and spread evenly over them;
 - accelerators no longer connected to the largest set are cut off: the job shrinks to that set.
 
 `degraded()` evaluates what is left with the same model (and plan where it still fits; else the
@@ -35,8 +36,10 @@ from designer.engine.result import Result, rounded
 from designer.engine.sections import Comparison, Degraded, Network, Plan
 from designer.engine.shapes import classify as classify_shape
 from designer.engine.shapes import dragonfly_group
+from designer.engine.torus_lines import TorusLines
 from designer.engine.workloads import WorkloadError
 from designer.model.catalog import Catalog
+from designer.model import torus as torus_ids
 from designer.model.design import MAX_TOTAL_COPIES, Design, Link
 from designer.model.errors import DesignError
 
@@ -198,15 +201,22 @@ class _Degrader:
             link = d.links[failure.target]
             self.fail_link(link, failure.failed_of(d.link_copies(link).instances))
         elif failure.target in self.catalog and self.catalog[failure.target].kind == "medium":
-            for link in [l for l in d.links.values() if l.medium == failure.target]:
-                self.fail_link(link, failure.failed_of(d.link_copies(link).instances))
+            # A medium's physical links are one pool: a count or a share of them fails spread
+            # evenly over all of them, so a link drawn once among thousands (a mesh's) is thinned
+            # with the rest, not taken away whole.
+            copies = {link.id: d.link_copies(link).instances for link in d.links.values()
+                      if link.medium == failure.target}
+            total = sum(copies.values())
+            failed = failure.failed_of(total)
+            for link_id, instances in copies.items():
+                self.fail_link(d.links[link_id], instances * failed / total)
         elif failure.target in self.healthy.items or failure.target in self.healthy.links:
             pass  # it went with something failed before it (its container, a link's end)
         else:
             raise DesignError(f"failure '{failure.text()}': no item, link or link medium '{failure.target}' "
                               "in the design")
 
-    def fail_link(self, link: Link, failed: int) -> None:
+    def fail_link(self, link: Link, failed: float) -> None:
         total = self.design.link_copies(link).instances
         if failed >= total:
             del self.design.links[link.id]
@@ -661,6 +671,9 @@ def run_degraded(design: Design, catalog: Catalog, workload: dict, healthy: Resu
         broken, cut_off, note = degraded_design(design, catalog, failures)
     except DesignError as exc:
         return DegradedRun(None, None, 0, None, str(exc))
+    lines = _torus_lines(broken, catalog)
+    if lines is not None and lines.split() is not None:
+        return DegradedRun(None, None, 0, None, lines.split())
     training = {**(workload.get("training") or {}), "model": model}
     slowest = weakened_accelerators(design, broken, failures)
     left = sum(size * islands for size, islands, _ in components(broken))
@@ -668,7 +681,7 @@ def run_degraded(design: Design, catalog: Catalog, workload: dict, healthy: Resu
     placement = None
     blocks = reconfigurable_blocks(design, catalog)
     if blocks is not None:
-        moved, placement = _slice_or_in_place(design, broken, blocks, catalog, workload, training, healthy,
+        moved, placement = _slice_or_in_place(design, broken, lines, blocks, catalog, workload, training, healthy,
                                               evaluate, result)
         if moved is not None:
             (result, plan_note), broken, slowest, note = moved, None, (), None
@@ -839,21 +852,32 @@ def _tokens(result: Result) -> float | None:
     return t.tokens_per_s if t.timed and t.fits else None
 
 
-def _slice_or_in_place(design: Design, broken: Design, blocks: Blocks, catalog: Catalog, workload: dict,
-                       training: dict, healthy: Result, evaluate, in_place: Result):
+def _torus_lines(design: Design, catalog: Catalog) -> TorusLines | None:
+    """The lines of a torus of blocks that failures broke or thinned (`engine.torus_lines`)."""
+    if (design.settings.get("template") or {}).get("name") != "torus":
+        return None
+    return build_fabric(design, catalog).torus_lines
+
+
+def _slice_or_in_place(design: Design, broken: Design, lines: TorusLines | None, blocks: Blocks, catalog: Catalog,
+                       workload: dict, training: dict, healthy: Result, evaluate, in_place: Result):
     """The job on the largest slice of intact blocks, where it trains faster (tokens/s) than in
-    place: ((result, plan note) or None, the placement text saying which and why)."""
+    place (`lines` the in-place torus's broken lines): ((result, plan note) or None, the placement
+    text saying which and why)."""
     missing = healthy.network.accelerators - in_place.network.accelerators
     where = f"in place around {missing:,} missing chip{'s' if missing != 1 else ''}" if missing \
         else "in place on the degraded torus"
     here = _tokens(in_place)
     here_text = f"{here:,.0f} tokens/s" if here is not None else "no plan timed"
+    # Lines a failed circuit switch or link broke (`torus_lines`): what the job in place runs on.
+    damage = f"; {lines.text()}" if lines is not None else ""
     intact = intact_blocks(design, broken, blocks.group)
     if intact is None:
-        return None, f"runs {where} ({here_text}): the failure reaches what every block shares, no slice avoids it"
+        return None, (f"runs {where} ({here_text}){damage}: the failure reaches what every block shares, "
+                      "no slice avoids it")
     shape = largest_slice(blocks.counts, intact)
     if shape is None:
-        return None, f"runs {where} ({here_text}): no block is left intact for a slice"
+        return None, f"runs {where} ({here_text}){damage}: no block is left intact for a slice"
     dims = " × ".join(str(b * c) for b, c in zip(blocks.block, shape))
     count, chips = math.prod(shape), math.prod(b * c for b, c in zip(blocks.block, shape))
     what = f"a {dims} slice of {count:,} intact {blocks.text()} block{'s' if count != 1 else ''} ({chips:,} chips)"
@@ -864,7 +888,7 @@ def _slice_or_in_place(design: Design, broken: Design, blocks: Blocks, catalog: 
         return (result, plan_note), (f"job moved to {what}, its torus closed again through the circuit switches: "
                                      f"{there:,.0f} tokens/s against {here_text} {where}")
     there_text = f"{there:,.0f} tokens/s" if there is not None else "no plan that fits"
-    return None, f"runs {where} ({here_text}): faster than on {what}, {there_text}"
+    return None, f"runs {where} ({here_text}){damage}: faster than on {what}, {there_text}"
 
 
 # -- blast radius -----------------------------------------------------------------------------
@@ -992,7 +1016,31 @@ class BlastIndex:
             return self.multiplicity(accelerator) // (self.multiplicity(common) if common else 1)
 
         slowed = sum(per_copy(a) for a in served if a not in inside)
+        on_lines = self.on_switched_lines(item_id)
+        if on_lines is not None:
+            slowed = max(slowed, on_lines)
         return BlastRadius(cut, max(0, slowed - (cut - held)), self.checked)
+
+    def on_switched_lines(self, item_id: str) -> int | None:
+        """The chips on the torus lines a circuit switch of the torus template joins between
+        blocks (docs/goodput.md, "A failed circuit switch"): failed, every one of those lines
+        breaks, not only the chips linked to it (TPU v4 pod: 16 lines of 16 chips, 256, where 128
+        are linked to it). None for any other item."""
+        params = (self.design.settings.get("template") or {}).get("params") or {}
+        axis = torus_ids.circuit_switch_axis(item_id)
+        if (self.design.settings.get("template") or {}).get("name") != "torus" or axis is None \
+                or not params.get("block") or not params.get("dims"):
+            return None
+        dims, block = _dims(params["dims"]), _dims(params["block"])
+        if len(dims) != len(block) or axis >= len(dims) or dims == block:
+            return None
+        faces = set()
+        for other in self.neighbours.get(item_id, ()):
+            coord = torus_ids.chip_coord(other)
+            if coord is not None and len(coord) == len(dims):
+                faces.add(coord[:axis] + coord[axis + 1:])
+        blocks_across = math.prod(d // b for i, (d, b) in enumerate(zip(dims, block)) if i != axis)
+        return len(faces) * blocks_across * dims[axis]
 
 
 def blast_radius(design: Design, item_id: str) -> BlastRadius:

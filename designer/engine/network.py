@@ -27,6 +27,7 @@ it were not drawn.
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
@@ -34,6 +35,7 @@ import numpy as np
 
 from designer.engine import calibration as cal
 from designer.engine.inventory import multiplicities
+from designer.engine.torus_lines import TorusLines, torus_lines
 from designer.model.catalog import Catalog
 from designer.model.design import Design
 from designer.engine.result import rounded
@@ -123,6 +125,9 @@ class Fabric:
     # A torus drawn from the template with chips missing from its domain (failed or removed):
     # (the template's dims, chips missing). Its rings are rerouted round the holes (`_torus`).
     torus_holes: tuple | None = None
+    # A torus drawn from the template whose lines failed circuit switches or links broke or thinned
+    # (engine.torus_lines), else None.
+    torus_lines: TorusLines | None = None
     # An open mesh (the torus template's wrap=0 with one block, as Dojo's tiles): its lines end
     # at the edges, so they are segments, not rings, and one plane cuts it in two, not two.
     torus_open: bool = False
@@ -681,7 +686,9 @@ def _torus(fabric: Fabric) -> None:
     dimension-wise algorithm runs with the rings the holes break rerouted round them, at half a
     whole ring's capacity (collectives.torus_rings), beside rings over the chips left, each
     through the two links of one dimension, as on the whole torus (`torus_link_cap`;
-    collectives._ring_up_cap); its bisection is `_torus_bisection`'s."""
+    collectives._ring_up_cap); its bisection is `_torus_bisection`'s. Lines that failed circuit
+    switches or links broke or thinned are `torus_lines`'s (docs/goodput.md, "A failed circuit
+    switch")."""
     template = fabric.design.settings.get("template") or {}
     if template.get("name") != "torus" or not fabric.direct_connect:
         return
@@ -703,8 +710,15 @@ def _torus(fabric: Fabric) -> None:
         return
     fabric.torus_open = open_mesh
     fabric.torus_links = tuple(l.index for l in fabric.links if l.tier == SCALE_UP)
-    caps = [fabric.links[i].cap for i in fabric.up_links]
-    fabric.torus_link_cap = min(caps) if caps else 0.0
+    fabric.torus_lines = torus_lines(fabric.design, dims, block, bool(params.get("wrap", 1)), fabric.links,
+                                     fabric.accelerators, fabric.copies, SCALE_UP,
+                                     lambda item: _passthrough_item(fabric, item))
+    if fabric.torus_lines is not None:
+        # The lines that lost links are the model's (`torus_lines`); the rest keep whole links.
+        fabric.torus_link_cap = fabric.torus_lines.link_cap
+    else:
+        caps = [fabric.links[i].cap for i in fabric.up_links]
+        fabric.torus_link_cap = min(caps) if caps else 0.0
 
 
 def _torus_bisection(fabric: Fabric) -> float:
@@ -716,13 +730,22 @@ def _torus_bisection(fabric: Fabric) -> float:
     host's line of chips); below the true cut where holes spread over many planes (a host failed
     in every block: 256 of 4,096 chips missing, 2 × 256 − 256 = 256 links against the 384 of the
     worst balanced cut through the holes), never above it: removing chips never raises a cut.
-    An open mesh has no wrap-around links, so one plane halves it: half a torus's bisection."""
+    An open mesh has no wrap-around links, so one plane halves it: half a torus's bisection.
+    A torus whose lines lost links (`torus_lines`: a failed circuit switch or link) is cut across
+    each dimension where the planes cross the fewest links left (`TorusLines.cut`), the smallest
+    of the dimensions."""
     planes = 1 if fabric.torus_open else 2
+    lines = fabric.torus_lines
     if fabric.torus_holes is None:
+        if lines is not None:
+            # Per torus (pod) of the template's dims, times the tori, as the whole torus's figure counts them.
+            across = min(lines.cut(a) for a in range(len(lines.dims)))
+            return across * fabric.total_accelerators / math.prod(lines.dims) * fabric.torus_link_cap * 2
         return planes * fabric.total_accelerators / max(fabric.torus_dims) * fabric.torus_link_cap * 2
     dims, missing = fabric.torus_holes
     full = int(np.prod(dims))
-    return max(0.0, planes * full / max(dims) - missing) * fabric.torus_link_cap * 2
+    across = min(lines.cut(a) for a in range(len(lines.dims))) if lines is not None else planes * full / max(dims)
+    return max(0.0, across - missing) * fabric.torus_link_cap * 2
 
 
 # --- summary figures --------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from designer.model import torus as torus_ids
 from designer.model.catalog import MAX_ACCELERATOR_SLOTS, MAX_SERVER_NICS, Catalog
 from designer.model.design import MAX_TOTAL_COPIES, Design
 from designer.model.layout import tidy_in_place
@@ -630,7 +631,7 @@ def _build_torus(p: dict, catalog: Catalog) -> Design:
             if dcn_nic is not None:
                 b.link(b.item(f"{server_id}-nic", "nic", dcn_nic.id, server_id, name="DCN NIC", y=-40), dcn,
                        common_medium(catalog, dcn_nic, catalog[p["dcn_switch"]]))
-        chip = b.item("chip" + "-".join(map(str, coord)), "accelerator", gpu, server_id,
+        chip = b.item(torus_ids.chip_id(coord), "accelerator", gpu, server_id,
                       name="Chip " + ",".join(map(str, coord)),
                       x=20 + 80 * (slot % chip_cols), y=40 + 60 * (slot // chip_cols))
         chips[coord] = chip
@@ -671,7 +672,7 @@ def _circuit_switch(b: Builder, p: dict, axis: int, coord: tuple, block: tuple, 
     face = [c for i, c in enumerate(coord) if i != axis]
     per_axis = p["ocs_per_axis"] or math.prod(s for i, s in enumerate(block) if i != axis)
     slot = _face_index(face, [s for i, s in enumerate(block) if i != axis]) % per_axis
-    item_id = f"ocs{axis}-{slot}"
+    item_id = torus_ids.circuit_switch_id(axis, slot)
     if item_id not in b.design.items:
         b.item(item_id, "switch", p["switch"], pod, name=f"OCS {'xyz'[axis]}{slot}",
                x=80 * (axis * per_axis + slot), y=-200)

@@ -194,9 +194,9 @@ class FailCopiesDialog(QDialog):
 
     def _show_outcome(self, *_args) -> None:
         failure = self.failure("")
-        # Each link on a medium loses its share of its own physical links, by the engine's rule.
-        totals = self.medium[2] if self.every_link.isChecked() else [self.total]
-        failed, total = sum(failure.failed_of(n) for n in totals), sum(totals)
+        # A medium's physical links are one pool, its failed share spread evenly (the engine's rule).
+        total = sum(self.medium[2]) if self.every_link.isChecked() else self.total
+        failed = failure.failed_of(total)
         unit = "physical links" if self.every_link.isChecked() else self.unit
         self.outcome.setText(f"{failed:,} of {total:,} {unit} fail"
                              + ("; the others stay in service." if failed < total else ": all of them."))

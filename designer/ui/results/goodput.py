@@ -20,11 +20,14 @@ from designer.ui.results.placeholder import Placeholder
 
 
 def _figure(value) -> str:
+    """"25,083", "37.2", "0.4618": whole figures from a thousand up, else four significant digits,
+    never in exponent form."""
     if value is None:
         return "—"
-    if isinstance(value, int) or float(value).is_integer() and abs(value) >= 10:
+    if isinstance(value, int) or abs(value) >= 1000 or float(value).is_integer():
         return f"{value:,.0f}"
-    return f"{value:,.4g}"
+    digits = max(0, 3 - math.floor(math.log10(abs(value))))
+    return f"{value:,.{digits}f}".rstrip("0").rstrip(".")
 
 
 def _change(change: float | None, healthy) -> str:
