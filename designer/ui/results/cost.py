@@ -18,7 +18,7 @@ from designer.canvas import colors
 from designer.document.turns import later
 from designer.engine.cost import ASSUMPTIONS, CATEGORIES, DEFAULTS, NOT_COUNTED, YEARLY, Assumption
 from designer.engine.result import Result
-from designer.engine.summary import derived_text, unpriced_text
+from designer.engine.summary import derived_text, parts_text, unpriced_text
 from designer.ui.results import plotstyle
 from designer.ui.results.formatting import NOT_COMPUTED
 from designer.ui.results.figures import figures_form
@@ -286,11 +286,11 @@ class CostTab:
     def show(self, result: Result) -> None:
         cost = result.cost
         self.assumptions.set_setting({key: cost.assumptions[key] for key in DEFAULTS if key in cost.assumptions})
-        unpriced = ", ".join(cost.unpriced_parts) if cost.unpriced_parts else "none"
+        unpriced = parts_text(result, cost.unpriced_parts) if cost.unpriced_parts else "none"
         self.labels["unpriced_parts"].setText(unpriced if not cost.unpriced_parts
                                               else f"{unpriced} — left out of every figure above")
         self.labels["unpriced_parts"].setStyleSheet(f"color: {colors.WARNING};" if cost.unpriced_parts else "")
-        derived = derived_text(cost)
+        derived = derived_text(result)
         self.labels["derived_parts"].setText(
             f"{derived} — estimated from comparable parts' published figures, not published for these "
             "(docs/costs.md)" if derived else "none")
@@ -338,7 +338,7 @@ class CostTab:
         labels = self.labels
         labels["capital_usd"].setText(money(cost.capital_usd) + " (" + ", ".join(
             f"{CATEGORIES[key].lower()} "
-            + (money(value) if value is not None else unpriced_text(cost.unpriced_by_category.get(key, ())))
+            + (money(value) if value is not None else unpriced_text(result, cost.unpriced_by_category.get(key, ())))
             for key, value in cost.capital_by_category_usd.items() if value != 0) + ")")
         labels["yearly_usd"].setText(f"{money(cost.yearly_usd)} per year")
         labels["yearly_operating_usd"].setText(f"{money(cost.yearly_operating_usd)} per year (electricity"

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QHeaderView, QLab
 
 from designer.canvas import colors
 from designer.engine.result import Result
+from designer.engine.summary import part_label
 from designer.ui.results.placeholder import Placeholder
 
 
@@ -147,7 +148,8 @@ class GoodputTab(QObject):
                 ["Mean time between interruptions", _figure(g.mtbi_hours), "h"],
                 ["Checkpoint interval (Young/Daly)", *_duration(g.checkpoint_interval_s)],
                 ["Checkpoint write", *_duration(g.checkpoint_write_s)],
-                ["Checkpoint size", _figure(g.checkpoint_gb), "GB"], ["Storage", g.storage or "none", ""],
+                ["Checkpoint size", _figure(g.checkpoint_gb), "GB"],
+                ["Storage", part_label(result, g.storage) if g.storage else "none", ""],
                 ["Restart and recovery per interruption", *_duration(g.restart_s)],
                 ["Chance a hot spare is free", *_percent(g.spare_found)]]
         rows += [[f"  interruptions from {PART_CLASSES.get(name, name)}", _figure(value), "/day"]
