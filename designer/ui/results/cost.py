@@ -24,7 +24,7 @@ from designer.ui.results.formatting import NOT_COMPUTED
 from designer.ui.results.figures import figures_form
 from designer.ui.results.placeholder import Placeholder
 
-FIGURES = (("capital_usd", "Capital cost"), ("yearly_usd", "Yearly cost"),
+FIGURES = (("capital_usd", "Capital cost"), ("facility_usd", "Of which facility"), ("yearly_usd", "Yearly cost"),
            ("yearly_operating_usd", "Of which operating"), ("per_accelerator_hour_usd", "Per accelerator-hour"),
            ("run_usd", "Training run"), ("run_energy_mwh", "Training run energy"),
            ("per_million_tokens_usd", "Per million tokens"), ("unpriced_parts", "Unpriced parts"),
@@ -164,6 +164,17 @@ class AssumptionsForm(QObject):
         self._sync_enabled()
         if not self._updating:
             self.changed.emit(self.setting())
+
+
+def facility_text(result: Result) -> str:
+    """What of the capital is the building, and how it adds up with the parts (the BOM CSV's
+    closing rows say the same)."""
+    cost, used = result.cost, result.cost.assumptions
+    parts = f"parts {money(cost.total_usd)} (the BOM) + facility = the capital cost"
+    if used["facility"] != "build":
+        return f"none: colocation, paid by the month in the yearly cost; {parts}"
+    return (f"{money(cost.facility_usd)}: {used['facility_usd_per_kw']:,.0f} USD/kW × {result.power.total_kw:,.0f} kW "
+            f"of IT load; {parts}")
 
 
 class _BarTips(QObject):
@@ -340,6 +351,7 @@ class CostTab:
             f"{CATEGORIES[key].lower()} "
             + (money(value) if value is not None else unpriced_text(result, cost.unpriced_by_category.get(key, ())))
             for key, value in cost.capital_by_category_usd.items() if value != 0) + ")")
+        labels["facility_usd"].setText(facility_text(result))
         labels["yearly_usd"].setText(f"{money(cost.yearly_usd)} per year")
         labels["yearly_operating_usd"].setText(f"{money(cost.yearly_operating_usd)} per year (electricity"
                                                + (", colocation)" if cost.yearly_by_category_usd.get("colocation")
