@@ -347,7 +347,8 @@ class CostTab:
         self.yearly_plot.setXRange(0, max(largest, 1e-9) * 1.22, padding=0.01)
         plotstyle.label(self.yearly_plot, "bottom", "Cost per year", yearly_word)
         labels = self.labels
-        labels["capital_usd"].setText(money(cost.capital_usd) + " (" + ", ".join(
+        # Categories apart by semicolons: a part's name may hold commas.
+        labels["capital_usd"].setText(money(cost.capital_usd) + " (" + "; ".join(
             f"{CATEGORIES[key].lower()} "
             + (money(value) if value is not None else unpriced_text(result, cost.unpriced_by_category.get(key, ())))
             for key, value in cost.capital_by_category_usd.items() if value != 0) + ")")
