@@ -155,7 +155,8 @@ def test_an_opened_example_says_which_figures_are_derived_estimates(make_window,
     tab = _show_cost_tab(window, qtbot)
     qtbot.waitUntil(lambda: tab.plot_page.showing_content, timeout=10_000)
     derived = tab.labels["derived_parts"].text()
-    ddn, rack, node = (f"{default_catalog()[part].name} ({part})" for part in ("ddn-ai400x2", "rack-42u", "supernode-32"))
+    ddn, rack, node = (f"{default_catalog()[part].name} ({part})"
+                       for part in ("ddn-ai400x2", "rack-42u", "supernode-32"))
     assert derived.startswith(f"price: {ddn}, {rack}, {node}; power: {ddn}, {node}")
     assert "estimated from comparable parts' published figures" in derived
     assert tab.labels["unpriced_parts"].text() == "none"

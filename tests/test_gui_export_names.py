@@ -56,6 +56,11 @@ def test_the_cost_and_goodput_tabs_name_parts(superpod):
     table = goodput.goodput_table
     rows = {table.item(r, 0).text(): table.item(r, 1).text() for r in range(table.rowCount())}
     assert rows["Storage"] == STORAGE
+    # The long name is elided (whole in its tooltip), never squeezing the figures' names.
+    storage = next(table.item(r, 1) for r in range(table.rowCount()) if table.item(r, 0).text() == "Storage")
+    assert storage.toolTip() == STORAGE
+    longest = max(table.fontMetrics().horizontalAdvance(table.item(r, 0).text()) for r in range(table.rowCount()))
+    assert table.columnWidth(0) >= longest
     summary = _show_tab(superpod, "summary")
     assert ("Accelerators: NVIDIA H100 SXM5 80GB (h100-sxm)", "1,024", "count") in summary.rows_shown()
 

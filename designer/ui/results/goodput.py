@@ -61,6 +61,9 @@ PART_CLASSES = {"accelerator": "accelerators", "server": "servers", "nic": "NICs
                 "transceiver": "transceivers", "cable": "cables", "storage": "storage"}
 
 
+VALUE_MAX_WIDTH = 240  # px
+
+
 def _table(columns: list[str]) -> QTableWidget:
     table = QTableWidget(0, len(columns))
     table.setHorizontalHeaderLabels(columns)
@@ -72,6 +75,8 @@ def _table(columns: list[str]) -> QTableWidget:
     header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
     for c in range(1, len(columns)):
         header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
+    # A long value (the storage part's name) is elided rather than squeezing the figures' names.
+    header.setMaximumSectionSize(VALUE_MAX_WIDTH)
     table.verticalHeader().setDefaultSectionSize(22)
     # Long figure names lose their middle, never their unit at the end; the tooltip has it all.
     table.setWordWrap(False)
