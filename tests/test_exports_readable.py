@@ -77,6 +77,9 @@ def test_the_summary_names_parts_keeps_their_ids_and_the_figure_keys(tmp_path):
     rows = {row[0]: row[1:] for row in summary}
     assert summary[0] == ["metric", "value", "unit"]
     assert rows["Accelerators: NVIDIA H100 SXM5 80GB (h100-sxm)"] == ["1024", "count"]
+    # The facility is said apart from the racks it shares a category with: the BOM's parts leave it out.
+    assert rows["Capital: racks and facility"] == ["14459600.0", "USD"]
+    assert rows["  of which facility"] == [str(result["cost"]["facility_usd"]), "USD"] == ["14267600.0", "USD"]
     storage = "DDN AI400X2 (EXAScaler parallel file system appliance) (ddn-ai400x2)"
     assert rows["Derived estimates (not published figures)"][0] == (
         f"price: {storage}, 42U rack for 4 DGX H100 (40.8 kW) (rack-42u-superpod); power: {storage}")

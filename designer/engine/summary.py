@@ -162,6 +162,9 @@ def cost_rows(result: Result, named: bool = True) -> list[tuple[str, Any, str]]:
         for key, value in cost.capital_by_category_usd.items():
             shown = unpriced_text(result, cost.unpriced_by_category.get(key, ()), named) if value is None else value
             rows.append((f"Capital: {CATEGORIES[key].lower()}", shown, "USD"))
+            if key == "racks_and_facility" and cost.facility_usd:
+                # What of the capital is the building, not parts: the BOM CSV's total leaves it out.
+                rows.append(("  of which facility", cost.facility_usd, "USD"))
         rows += [("Yearly cost", cost.yearly_usd, "USD/year"),
                  ("Yearly operating cost", cost.yearly_operating_usd, "USD/year")]
         if cost.per_accelerator_hour_usd is not None:
