@@ -10,8 +10,14 @@ import contextlib
 import signal
 import sys
 import threading
+from typing import TYPE_CHECKING, NamedTuple
 
 from designer.model.errors import MAX_MESSAGE_CHARS, DesignerError, printable
+
+if TYPE_CHECKING:
+    from designer.engine.result import Result
+    from designer.model.catalog import Catalog
+    from designer.model.design import Design
 
 COMMANDS = ("gui", "templates", "new", "examples", "evaluate", "export", "compare", "sweep", "optimize")
 
@@ -144,7 +150,15 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
                         "overrides the design's setting (default: the design's, else on)")
 
 
-def _evaluate_file(args):
+class Evaluated(NamedTuple):
+    """A design file as evaluated: the design (with the --fail marks), its catalogue, the result."""
+
+    design: Design
+    catalog: Catalog
+    result: Result
+
+
+def _evaluate_file(args) -> Evaluated:
     from designer.engine import evaluate
     from designer.engine.budget import BudgetError
     from designer.engine.workloads import WorkloadError
@@ -161,7 +175,7 @@ def _evaluate_file(args):
     given = {name: getattr(args, name) for name in ENGINE_OPTIONS}
     workload = workload_from_options(design, **given)
     try:
-        return evaluate(design, catalog, workload=workload)
+        return Evaluated(design, catalog, evaluate(design, catalog, workload=workload))
     except WorkloadError as exc:
         if exc.setting is None:
             raise
@@ -254,16 +268,17 @@ def cmd_evaluate(args) -> int:
     from designer.io.exports import result_json
     from designer.io.report import result_table
 
-    result = _evaluate_file(args)
+    result = _evaluate_file(args).result
     print(result_json(result) if args.json else result_table(result), end="")
     return 0
 
 
 def cmd_export(args) -> int:
+    from designer.canvas.tooltips import failure_words
     from designer.io.exports import bom_csv, result_json, summary_csv, write_export
 
-    result = _evaluate_file(args)
-    write_export(args.csv, summary_csv(result))
+    design, catalog, result = _evaluate_file(args)
+    write_export(args.csv, summary_csv(result, lambda text: failure_words(design, catalog, text)))
     written = [args.csv]
     if args.bom:
         write_export(args.bom, bom_csv(result))
@@ -286,7 +301,7 @@ def cmd_compare(args) -> int:
     results, names = [], []
     for file in args.files:
         args.file = file
-        results.append(_evaluate_file(args))
+        results.append(_evaluate_file(args).result)
         names.append(Path(file).name.removesuffix(".cluster.json"))
     comparison = compare(results, names)
     if args.json:

@@ -127,8 +127,9 @@ def test_a_derived_price_and_power_are_named_in_the_cost_section_summary_and_bom
     section = result.cost.as_dict()
     assert section["derived_price_parts"] == ["sn5600"] and section["derived_power_parts"] == ["sn5600"]
     rows = {metric: value for metric, value, _unit in summary_rows(result)}
-    assert rows["Derived estimates (not published figures)"] == "price: sn5600; power: sn5600"
-    assert "Derived estimates (not published figures),price: sn5600; power: sn5600," in summary_csv(result)
+    switch = "NVIDIA Spectrum-4 SN5600 Ethernet switch (sn5600)"
+    assert rows["Derived estimates (not published figures)"] == f"price: {switch}; power: {switch}"
+    assert f"Derived estimates (not published figures),price: {switch}; power: {switch}," in summary_csv(result)
     lines = bom_csv(result).splitlines()
     assert lines[0].split(",")[6] == "price_basis"
     assert any(line.startswith("switch,sn5600,") and line.endswith(",72000.0,72000.0,derived,") for line in lines)

@@ -1,6 +1,8 @@
 """The cost model (designer.engine.cost) against hand-computed cases, the priced BOM (chassis
 share, parts in a server's price, cables by reach), unpriced parts and a user's price override."""
 
+import csv
+import io
 import json
 
 import pytest
@@ -233,7 +235,8 @@ def test_the_bom_csv_has_unit_and_extended_prices(catalog):
     assert "accelerator,h100-sxm,NVIDIA H100 SXM5 80GB,8,27500.0,220000.0,published," in lines
     assert any(line.startswith("nic,cx7-ndr,") and line.endswith(",included in the server's price") for line in lines)
     assert any(line.startswith("cable,ib-ndr,") and "passive copper" in line for line in lines)
-    assert lines[-1].startswith("total,,priced lines,,,")
+    assert lines[-3].startswith("subtotal,,Parts total (the priced lines above),,,")
+    assert lines[-1].startswith("total,,Capital cost (parts total + facility),,,")
     # The rack's price is an estimate built from its enclosure's and PDUs' list prices: derived.
     assert any(line.startswith("rack,rack-42u,") and line.endswith(",3500.0,3500.0,derived,") for line in lines)
 
@@ -292,8 +295,9 @@ def test_a_category_of_only_unpriced_parts_is_unpriced_not_zero(capsys, catalog,
     assert cost.capital_by_category_usd["scale_up_network"] == 0
     assert cost.capital_by_category_usd["accelerators_and_servers"] > 0
     rows = {metric: (value, unit) for metric, value, unit in summary_rows(result)}
-    assert rows["Capital: storage"] == ("unpriced: aws-fsx-lustre-1000", "USD")
-    assert "Capital: storage,unpriced: aws-fsx-lustre-1000,USD" in summary_csv(result)
+    named = f"{catalog['aws-fsx-lustre-1000'].name} (aws-fsx-lustre-1000)"
+    assert rows["Capital: storage"] == (f"unpriced: {named}", "USD")
+    assert ["Capital: storage", f"unpriced: {named}", "USD"] in list(csv.reader(io.StringIO(summary_csv(result))))
     path = tmp_path / "dgx.cluster.json"
     save_design(design, path)
     assert main(["evaluate", str(path), "--json"]) == 0

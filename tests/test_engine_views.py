@@ -32,7 +32,7 @@ def test_as_dict_is_the_json_shape(result):
     data = result.as_dict()
     assert json.loads(result_json(result)) == data
     assert list(data) == ["design", "inventory", "bom", "compute", "memory", "power", "cost", "lint", "network",
-                          "collectives", "training", "utilization", "goodput"]
+                          "collectives", "training", "utilization", "goodput", "part_names"]
     auto = [row for row in data["collectives"] if row["algorithm"] == "auto"]
     assert auto and all("chosen" in row for row in auto)
     assert not any("chosen" in row for row in data["collectives"] if row["algorithm"] != "auto")

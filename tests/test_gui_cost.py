@@ -123,7 +123,8 @@ def test_a_category_of_only_unpriced_parts_says_so_in_the_text_and_the_legend(ma
     assert window.scheduler.wait_idle(30_000)
     tab = _show_cost_tab(window, qtbot)
     qtbot.waitUntil(lambda: tab.plot_page.showing_content, timeout=10_000)
-    assert "storage unpriced: aws-fsx-lustre-1000" in tab.labels["capital_usd"].text()
+    named = f"{default_catalog()['aws-fsx-lustre-1000'].name} (aws-fsx-lustre-1000)"
+    assert f"; storage unpriced: {named};" in tab.labels["capital_usd"].text()
     assert "storage $0" not in tab.labels["capital_usd"].text()
     assert tab.capital_legend["storage"].text == "Storage (unpriced)"  # its parts are named in the text
     assert tab.capital_legend["scale_up_network"].text == "Scale-up network"
@@ -154,7 +155,9 @@ def test_an_opened_example_says_which_figures_are_derived_estimates(make_window,
     tab = _show_cost_tab(window, qtbot)
     qtbot.waitUntil(lambda: tab.plot_page.showing_content, timeout=10_000)
     derived = tab.labels["derived_parts"].text()
-    assert derived.startswith("price: ddn-ai400x2, rack-42u, supernode-32; power: ddn-ai400x2, supernode-32")
+    ddn, rack, node = (f"{default_catalog()[part].name} ({part})"
+                       for part in ("ddn-ai400x2", "rack-42u", "supernode-32"))
+    assert derived.startswith(f"price: {ddn}, {rack}, {node}; power: {ddn}, {node}")
     assert "estimated from comparable parts' published figures" in derived
     assert tab.labels["unpriced_parts"].text() == "none"
     assert "storage $" in tab.labels["capital_usd"].text()

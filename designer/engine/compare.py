@@ -114,8 +114,10 @@ def compare(results: list[Result], names: list[str]) -> Comparison:
     """`results[0]` is the reference every other design is compared with."""
     if len(results) < 2:
         raise ValueError("a comparison needs two or more designs")
-    per_design = [{summary_key(m, u): (m, v, u) for m, v, u in summary_rows(r)} for r in results]
-    costs = {summary_key(m, u) for r in results for m, _v, u in cost_rows(r)}
+    # Keyed by the rows naming parts by id (the keys of `figures`), shown with their names.
+    per_design = [{summary_key(m, u): shown for (m, _v, u), shown in zip(summary_rows(r, named=False), summary_rows(r))}
+                  for r in results]
+    costs = {summary_key(m, u) for r in results for m, _v, u in cost_rows(r, named=False)}
     keys: dict[str, tuple[str, str]] = {}
     for rows in per_design:
         for key, (metric, _value, unit) in rows.items():

@@ -178,6 +178,7 @@ def cost_of_ownership(bom: BillOfMaterials, catalog: Catalog, it_kw: float, acce
         unpriced_parts=unpriced,
         **derived,
         capital_usd=_money(hardware + facility),
+        facility_usd=_money(facility),
         capital_by_category_usd=read_only((key, _money(value)) for key, value in by_category.items()),
         unpriced_by_category=read_only(unpriced_by_category.items()),
         yearly_usd=_money(yearly_total),

@@ -88,6 +88,7 @@ def evaluate(design: Design, catalog: Catalog | None = None, workload: dict | No
         training=training,
         utilization=utilization,
         goodput=goodput,
+        part_names=part_names(catalog, bom, power),
     )
     if design.settings.get("failures"):
         # The healthy job's model as the workload gives it (resolved again, it would be checked
@@ -96,6 +97,14 @@ def evaluate(design: Design, catalog: Catalog | None = None, workload: dict | No
         model = training_spec.get("model") or training_model(training_spec, accelerators)
         result = replace(result, degraded=fail.degraded(design, catalog, workload, result, evaluate, model))
     return replace(result, seconds=time.perf_counter() - started)
+
+
+def part_names(catalog: Catalog, bom, power: Power):
+    """The catalogue name of every part a section names by id: each BOM line's part (the
+    accelerator models, storage, unpriced and derived-price parts among them) and each part
+    drawing a derived power figure."""
+    ids = {row.part for row in bom.rows} | set(power.derived_parts)
+    return read_only((part_id, catalog[part_id].name) for part_id in sorted(ids) if part_id in catalog)
 
 
 def run_cost(design: Design, catalog: Catalog, bom, power: Power, accelerators: int, training: Training,

@@ -41,7 +41,7 @@ def summary_key(metric: str, unit: str) -> str:
 
 
 def summary(result: Result) -> dict[str, Any]:
-    return {summary_key(metric, unit): value for metric, value, unit in summary_rows(result)}
+    return {summary_key(metric, unit): value for metric, value, unit in summary_rows(result, named=False)}
 
 
 def figures(result: Result) -> dict:

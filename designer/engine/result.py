@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from designer.engine.sections import (
@@ -21,6 +22,7 @@ from designer.engine.sections import (
     Power,
     Training,
     Utilization,
+    read_only,
 )
 
 
@@ -53,6 +55,8 @@ class Result:
     utilization: Utilization
     goodput: Goodput | None = None
     degraded: Degraded | None = None  # only when parts are marked failed
+    # The catalogue name of every part the sections name by id (BOM, cost, goodput), for readers.
+    part_names: Mapping[str, str] = field(default_factory=lambda: read_only(()))
     seconds: float = field(default=0.0, compare=False)
 
     def as_dict(self) -> dict:
@@ -71,4 +75,5 @@ class Result:
             "utilization": self.utilization.as_dict(),
             "goodput": self.goodput.as_dict() if self.goodput is not None else None,
             **({"degraded": self.degraded.as_dict()} if self.degraded is not None else {}),
+            "part_names": dict(self.part_names),
         }

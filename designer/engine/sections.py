@@ -192,7 +192,9 @@ class Cost:
     where an accelerator or server is unpriced, and run figures where the run was not timed.
     `derived_price_parts` and `derived_power_parts`: the parts counted at a price, or drawing a
     power, that is an estimate derived from other parts' published figures, not published for
-    the part (docs/costs.md)."""
+    the part (docs/costs.md). `facility_usd`: the facility's share of the capital (facility cost
+    per kW × the IT load; 0 with colocation), so `total_usd + facility_usd == capital_usd` (to
+    the cent), as the BOM CSV's closing rows show."""
 
     total_usd: float | None
     priced_lines: int
@@ -200,6 +202,7 @@ class Cost:
     derived_price_parts: tuple[str, ...] = ()
     derived_power_parts: tuple[str, ...] = ()
     capital_usd: float | None = None
+    facility_usd: float | None = None
     capital_by_category_usd: Mapping[str, float | None] = field(default_factory=lambda: read_only(()))
     unpriced_by_category: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: read_only(()))
     yearly_usd: float | None = None
@@ -217,6 +220,7 @@ class Cost:
                 "unpriced_parts": list(self.unpriced_parts),
                 "derived_price_parts": list(self.derived_price_parts),
                 "derived_power_parts": list(self.derived_power_parts), "capital_usd": self.capital_usd,
+                "facility_usd": self.facility_usd,
                 "capital_by_category_usd": dict(self.capital_by_category_usd),
                 "unpriced_by_category": {key: list(parts) for key, parts in self.unpriced_by_category.items()},
                 "yearly_usd": self.yearly_usd,

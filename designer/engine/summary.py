@@ -15,13 +15,16 @@ PRECISION_LABELS = {
 }
 
 
-def summary_rows(result: Result) -> list[tuple[str, Any, str]]:
+def summary_rows(result: Result, named: bool = True) -> list[tuple[str, Any, str]]:
+    """The rows; a part is written as its catalogue name with its id ("NVIDIA H100 SXM5 80GB
+    (h100-sxm)", `part_label`), or by its id alone when not `named`: the figure keys
+    (`figures.summary_key`) are made from those, so they stay what they were."""
     inv, compute, memory = result.inventory, result.compute, result.memory
     rows: list[tuple[str, Any, str]] = [
         ("Accelerators", inv.accelerators, "count"),
     ]
     for model, count in inv.accelerator_models.items():
-        rows.append((f"Accelerators: {model}", count, "count"))
+        rows.append((f"Accelerators: {part_label(result, model) if named else model}", count, "count"))
     rows += [
         ("Servers", inv.servers, "count"),
         ("Switches", inv.switches, "count"),
@@ -45,7 +48,7 @@ def summary_rows(result: Result) -> list[tuple[str, Any, str]]:
     if result.power.spares_kw:
         rows.append(("  of which hot spare servers", result.power.spares_kw, "kW"))
     rows += performance_rows(result)
-    rows += cost_rows(result)
+    rows += cost_rows(result, named)
     rows.append(("Lint errors", sum(1 for f in result.lint if f.severity == "error"), "count"))
     rows.append(("Lint warnings", sum(1 for f in result.lint if f.severity == "warning"), "count"))
     return rows
@@ -130,18 +133,31 @@ def failed_text(failures: tuple[str, ...], shown: int = 6) -> str:
     return ", ".join(failures[:shown]) + (f" and {more:,} more" if more > 0 else "")
 
 
-def unpriced_text(parts: tuple[str, ...]) -> str:
+def part_label(result: Result, part_id: str) -> str:
+    """A catalogue part as a person reads it, wherever the app or an export lists parts: its
+    name with its id, "DDN AI400X2 (EXAScaler parallel file system appliance) (ddn-ai400x2)";
+    the id alone for a part the catalogue does not name."""
+    name = result.part_names.get(part_id)
+    return f"{name} ({part_id})" if name and name != part_id else part_id
+
+
+def parts_text(result: Result, parts: tuple[str, ...], named: bool = True) -> str:
+    return ", ".join(part_label(result, part) if named else part for part in parts)
+
+
+def unpriced_text(result: Result, parts: tuple[str, ...], named: bool = True) -> str:
     """What a capital category whose parts are all unpriced shows in place of a sum."""
-    return "unpriced: " + ", ".join(parts)
+    return "unpriced: " + parts_text(result, parts, named)
 
 
-def derived_text(cost) -> str:
+def derived_text(result: Result, named: bool = True) -> str:
     """The parts counted at a derived estimate (docs/costs.md), by what is estimated; "" for none."""
+    cost = result.cost
     kinds = (("price", cost.derived_price_parts), ("power", cost.derived_power_parts))
-    return "; ".join(f"{what}: {', '.join(parts)}" for what, parts in kinds if parts)
+    return "; ".join(f"{what}: {parts_text(result, parts, named)}" for what, parts in kinds if parts)
 
 
-def cost_rows(result: Result) -> list[tuple[str, Any, str]]:
+def cost_rows(result: Result, named: bool = True) -> list[tuple[str, Any, str]]:
     """Capital by category, yearly cost, cost per accelerator-hour and of the training run
     (present where something is priced), the parts without a price, and the parts counted at a
     derived estimate of their price or power."""
@@ -150,8 +166,11 @@ def cost_rows(result: Result) -> list[tuple[str, Any, str]]:
     if cost.capital_usd is not None:
         rows.append(("Capital cost", cost.capital_usd, "USD"))
         for key, value in cost.capital_by_category_usd.items():
-            shown = unpriced_text(cost.unpriced_by_category.get(key, ())) if value is None else value
+            shown = unpriced_text(result, cost.unpriced_by_category.get(key, ()), named) if value is None else value
             rows.append((f"Capital: {CATEGORIES[key].lower()}", shown, "USD"))
+            if key == "racks_and_facility" and cost.facility_usd:
+                # What of the capital is the building, not parts: the BOM CSV's total leaves it out.
+                rows.append(("  of which facility", cost.facility_usd, "USD"))
         rows += [("Yearly cost", cost.yearly_usd, "USD/year"),
                  ("Yearly operating cost", cost.yearly_operating_usd, "USD/year")]
         if cost.per_accelerator_hour_usd is not None:
@@ -163,8 +182,8 @@ def cost_rows(result: Result) -> list[tuple[str, Any, str]]:
     if cost.run_energy_mwh is not None:
         rows.append(("Training run energy", cost.run_energy_mwh, "MWh"))
     if cost.unpriced_parts:
-        rows.append(("Unpriced parts (not in the costs)", ", ".join(cost.unpriced_parts), ""))
-    derived = derived_text(cost)
+        rows.append(("Unpriced parts (not in the costs)", parts_text(result, cost.unpriced_parts, named), ""))
+    derived = derived_text(result, named)
     if derived:
         rows.append(("Derived estimates (not published figures)", derived, ""))
     return rows

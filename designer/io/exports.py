@@ -7,19 +7,43 @@ import io
 import json
 import math
 import os
+from collections.abc import Callable
 
 from designer.engine.compare import Comparison
 from designer.engine.result import Result
-from designer.engine.summary import summary_rows
+from designer.engine.summary import parts_text, summary_rows
 from designer.io.files import DesignFileError, write_text_atomically
 
 
-def summary_csv(result: Result) -> str:
+WHAT_IF_NAMED = 50  # failures the summary names; the rest it counts (every id is in its own row)
+
+
+def summary_csv(result: Result, describe_failure: Callable[[str], str] = str) -> str:
+    """The summary rows (metric, value, unit), then the lint findings. With parts marked failed
+    (a what-if) two more columns, `what_if_value` and `what_if_change` (degraded − healthy), and
+    rows for what failed (named by `describe_failure`, which turns the engine's "spines.sw:1"
+    into the design's words, and by id), how many accelerators are cut off, and every compared
+    figure (the job's accelerators among them): the Goodput tab's what-if table."""
+    degraded = result.degraded
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["metric", "value", "unit"])
+    writer.writerow(["metric", "value", "unit"] + (["what_if_value", "what_if_change"] if degraded else []))
     for metric, value, unit in summary_rows(result):
         writer.writerow([metric, value, unit])
+    if degraded is not None:
+        failures = degraded.failures
+        named = "; ".join(map(describe_failure, failures[:WHAT_IF_NAMED]))
+        if len(failures) > WHAT_IF_NAMED:
+            named += f"; and {len(failures) - WHAT_IF_NAMED:,} more"
+        writer.writerow(["What-if: marked failed", named, ""])
+        writer.writerow(["What-if: marked failed (ids)", " ".join(failures), ""])
+        writer.writerow(["What-if: accelerators cut off", degraded.cut_off, "count"])
+        for label, text in (("placement", degraded.placement), ("note", degraded.why)):
+            if text:
+                writer.writerow([f"What-if: {label}", text, ""])
+        for figure in degraded.figures:
+            writer.writerow([f"What-if: {figure.figure}", _blank(figure.healthy), figure.unit,
+                             _blank(figure.degraded), _blank(figure.change)])
     for finding in result.lint:
         writer.writerow([f"Lint {finding.severity}: {finding.item}", finding.message, ""])
     return buffer.getvalue()
@@ -28,7 +52,10 @@ def summary_csv(result: Result) -> str:
 def bom_csv(result: Result) -> str:
     """One line per part, cable (per medium and reach) and transceiver, with unit and extended
     prices and the price's basis ("published", or "derived": an estimate from comparable parts,
-    docs/costs.md); a part without a price says so, a part paid for in its server's price says that."""
+    docs/costs.md); a part without a price says so, a part paid for in its server's price says that.
+    It closes with the rows that add up to the capital cost the Cost tab and `cost.capital_usd`
+    show: the priced lines' total, the facility (built: its cost per kW × the IT load) and the
+    capital, which names the unpriced parts it leaves out."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["category", "part", "name", "quantity", "unit_price_usd", "extended_usd", "price_basis",
@@ -38,8 +65,22 @@ def bom_csv(result: Result) -> str:
         basis = "" if not row.priced else "derived" if row.price_derived else "published"
         writer.writerow([row.category, row.part, row.name, row.quantity, _blank(row.unit_price_usd),
                          _blank(row.extended_usd), basis, note])
-    if result.cost.total_usd is not None:
-        writer.writerow(["total", "", "priced lines", "", "", result.cost.total_usd, "", ""])
+    cost = result.cost
+    left_out = f"leaves out the unpriced parts: {parts_text(result, cost.unpriced_parts)}" if cost.unpriced_parts \
+        else ""
+    if cost.capital_usd is None:
+        writer.writerow(["total", "", "Capital cost: not computed, no line has a price", "", "", "", "", left_out])
+        return buffer.getvalue()
+    used = cost.assumptions
+    if used["facility"] == "build":
+        facility = (f"Facility: {used['facility_usd_per_kw']:,.0f} USD/kW × {result.power.total_kw:,.2f} kW IT load "
+                    f"(depreciated over {used['facility_years']:g} years)")
+    else:
+        facility = (f"Facility: colocation at {used['colocation_usd_per_kw_month']:,.0f} USD/kW-month, a yearly cost, "
+                    "not capital")
+    writer.writerow(["subtotal", "", "Parts total (the priced lines above)", "", "", cost.total_usd, "", ""])
+    writer.writerow(["facility", "", facility, "", "", cost.facility_usd, "", ""])
+    writer.writerow(["total", "", "Capital cost (parts total + facility)", "", "", cost.capital_usd, "", left_out])
     return buffer.getvalue()
 
 

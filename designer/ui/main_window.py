@@ -848,7 +848,8 @@ class MainWindow(QMainWindow):
                                        "CSV files (*.csv)")
         if not path or not self._writable(path, "Cannot export"):
             return None
-        text = summary_csv(self.last_result) if kind == "summary" else bom_csv(self.last_result)
+        text = (summary_csv(self.last_result, self.results.goodput.describe_failure) if kind == "summary"
+                else bom_csv(self.last_result))
         try:
             write_export(path, text)
         except DesignerError as exc:

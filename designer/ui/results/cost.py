@@ -18,14 +18,14 @@ from designer.canvas import colors
 from designer.document.turns import later
 from designer.engine.cost import ASSUMPTIONS, CATEGORIES, DEFAULTS, NOT_COUNTED, YEARLY, Assumption
 from designer.engine.result import Result
-from designer.engine.summary import derived_text, unpriced_text
+from designer.engine.summary import derived_text, parts_text, unpriced_text
 from designer.ui.results import plotstyle
 from designer.ui.results.formatting import NOT_COMPUTED
 from designer.ui.results.fields import CheckedDoubleSpinBox, RefusalLabel
 from designer.ui.results.figures import figures_form
 from designer.ui.results.placeholder import Placeholder
 
-FIGURES = (("capital_usd", "Capital cost"), ("yearly_usd", "Yearly cost"),
+FIGURES = (("capital_usd", "Capital cost"), ("facility_usd", "Of which facility"), ("yearly_usd", "Yearly cost"),
            ("yearly_operating_usd", "Of which operating"), ("per_accelerator_hour_usd", "Per accelerator-hour"),
            ("run_usd", "Training run"), ("run_energy_mwh", "Training run energy"),
            ("per_million_tokens_usd", "Per million tokens"), ("unpriced_parts", "Unpriced parts"),
@@ -171,6 +171,17 @@ class AssumptionsForm(QObject):
             self.changed.emit(self.setting())
 
 
+def facility_text(result: Result) -> str:
+    """What of the capital is the building, and how it adds up with the parts (the BOM CSV's
+    closing rows say the same)."""
+    cost, used = result.cost, result.cost.assumptions
+    parts = f"parts {money(cost.total_usd)} (the BOM) + facility = the capital cost"
+    if used["facility"] != "build":
+        return f"none: colocation, paid by the month in the yearly cost; {parts}"
+    return (f"{money(cost.facility_usd)}: {used['facility_usd_per_kw']:,.0f} USD/kW × {result.power.total_kw:,.0f} kW "
+            f"of IT load; {parts}")
+
+
 class _BarTips(QObject):
     """The tooltip of the bar the mouse rests on, asked for when Qt asks (never a stale one)."""
 
@@ -291,11 +302,11 @@ class CostTab:
     def show(self, result: Result) -> None:
         cost = result.cost
         self.assumptions.set_setting({key: cost.assumptions[key] for key in DEFAULTS if key in cost.assumptions})
-        unpriced = ", ".join(cost.unpriced_parts) if cost.unpriced_parts else "none"
+        unpriced = parts_text(result, cost.unpriced_parts) if cost.unpriced_parts else "none"
         self.labels["unpriced_parts"].setText(unpriced if not cost.unpriced_parts
                                               else f"{unpriced} — left out of every figure above")
         self.labels["unpriced_parts"].setStyleSheet(f"color: {colors.WARNING};" if cost.unpriced_parts else "")
-        derived = derived_text(cost)
+        derived = derived_text(result)
         self.labels["derived_parts"].setText(
             f"{derived} — estimated from comparable parts' published figures, not published for these "
             "(docs/costs.md)" if derived else "none")
@@ -341,10 +352,12 @@ class CostTab:
         self.yearly_plot.setXRange(0, max(largest, 1e-9) * 1.22, padding=0.01)
         plotstyle.label(self.yearly_plot, "bottom", "Cost per year", yearly_word)
         labels = self.labels
-        labels["capital_usd"].setText(money(cost.capital_usd) + " (" + ", ".join(
+        # Categories apart by semicolons: a part's name may hold commas.
+        labels["capital_usd"].setText(money(cost.capital_usd) + " (" + "; ".join(
             f"{CATEGORIES[key].lower()} "
-            + (money(value) if value is not None else unpriced_text(cost.unpriced_by_category.get(key, ())))
+            + (money(value) if value is not None else unpriced_text(result, cost.unpriced_by_category.get(key, ())))
             for key, value in cost.capital_by_category_usd.items() if value != 0) + ")")
+        labels["facility_usd"].setText(facility_text(result))
         labels["yearly_usd"].setText(f"{money(cost.yearly_usd)} per year")
         labels["yearly_operating_usd"].setText(f"{money(cost.yearly_operating_usd)} per year (electricity"
                                                + (", colocation)" if cost.yearly_by_category_usd.get("colocation")

@@ -1,9 +1,12 @@
-"""The form of named figures under a tab's plots: a label per figure, selectable, wrapping."""
+"""The form of named figures under a tab's plots: a label per figure, selectable, wrapping.
+
+A grid, not a QFormLayout: the form gave a wrapping label the height of fewer lines than it
+wraps to at its width, so a long list of parts overlapped the row below."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFormLayout, QLabel, QWidget
+from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from designer.ui.results.formatting import NOT_COMPUTED
 
@@ -11,15 +14,16 @@ from designer.ui.results.formatting import NOT_COMPUTED
 def figures_form(figures) -> tuple[QWidget, dict[str, QLabel]]:
     """A form with a row "Text:" and a value label for each (key, text) of `figures`; the labels by key."""
     widget = QWidget()
-    form = QFormLayout(widget)
-    form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
-    form.setHorizontalSpacing(14)
-    form.setVerticalSpacing(3)
+    grid = QGridLayout(widget)
+    grid.setHorizontalSpacing(14)
+    grid.setVerticalSpacing(3)
+    grid.setColumnStretch(1, 1)
     labels: dict[str, QLabel] = {}
-    for key, text in figures:
+    for row, (key, text) in enumerate(figures):
         label = QLabel(NOT_COMPUTED)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         label.setWordWrap(True)
-        form.addRow(text + ":", label)
+        grid.addWidget(QLabel(text + ":"), row, 0, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
+        grid.addWidget(label, row, 1)
         labels[key] = label
     return widget, labels

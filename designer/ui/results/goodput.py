@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QHeaderView, QLab
 
 from designer.canvas import colors
 from designer.engine.result import Result
+from designer.engine.summary import part_label
 from designer.ui.results.fields import CheckedSpinBox, RefusalLabel
 from designer.ui.results.placeholder import Placeholder
 
@@ -66,6 +67,9 @@ PART_CLASSES = {"accelerator": "accelerators", "server": "servers", "nic": "NICs
                 "transceiver": "transceivers", "cable": "cables", "storage": "storage"}
 
 
+VALUE_MAX_WIDTH = 240  # px
+
+
 def _table(columns: list[str]) -> QTableWidget:
     table = QTableWidget(0, len(columns))
     table.setHorizontalHeaderLabels(columns)
@@ -77,6 +81,8 @@ def _table(columns: list[str]) -> QTableWidget:
     header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
     for c in range(1, len(columns)):
         header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
+    # A long value (the storage part's name) is elided rather than squeezing the figures' names.
+    header.setMaximumSectionSize(VALUE_MAX_WIDTH)
     table.verticalHeader().setDefaultSectionSize(22)
     # Long figure names lose their middle, never their unit at the end; the tooltip has it all.
     table.setWordWrap(False)
@@ -156,7 +162,8 @@ class GoodputTab(QObject):
                 ["Mean time between interruptions", _figure(g.mtbi_hours), "h"],
                 ["Checkpoint interval (Young/Daly)", *_duration(g.checkpoint_interval_s)],
                 ["Checkpoint write", *_duration(g.checkpoint_write_s)],
-                ["Checkpoint size", _figure(g.checkpoint_gb), "GB"], ["Storage", g.storage or "none", ""],
+                ["Checkpoint size", _figure(g.checkpoint_gb), "GB"],
+                ["Storage", part_label(result, g.storage) if g.storage else "none", ""],
                 ["Restart and recovery per interruption", *_duration(g.restart_s)],
                 ["Chance a hot spare is free", *_percent(g.spare_found)]]
         rows += [[f"  interruptions from {PART_CLASSES.get(name, name)}", _figure(value), "/day"]
