@@ -434,9 +434,9 @@ class MainWindow(QMainWindow):
             return
         failures = [Failure(i, copies) for i in chosen]
         text = "Fail" if copies is None else "Fail One Copy"
-        # One copy of a group matched copy for copy with another cannot be taken out alone: said
-        # now, rather than marked and shown as a what-if without figures. (A chosen item has no
-        # mark yet, so the new marks alone decide.)
+        # A copy of matched groups one of which holds another cannot be split out: said now,
+        # rather than marked and shown as a what-if without figures. (A chosen item has no mark
+        # yet, so the new marks alone decide.)
         problem = unbuildable(design, self.catalog, failures)
         if problem:
             self.show_message(f"{text}: {problem}")
