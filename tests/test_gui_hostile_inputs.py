@@ -134,6 +134,33 @@ def test_one_copy_of_matched_groups_one_inside_the_other_is_refused_before_it_is
     assert window.document.design.settings["failures"] == [{"target": "A"}]
 
 
+def test_some_copies_of_a_matched_group_fail_by_count_or_are_refused_where_groups_nest(make_window, qtbot):
+    from PySide6.QtCore import QTimer
+
+    from tests.test_gui_new_user import _answer_fail_copies
+    from tests.test_matched_failures import nested_matched_groups, refusal
+
+    # Meta RSC phase 2: 3 of the 20 core groups (each matched with a copy of every rail's spines).
+    window = make_window(load_design(resolve_design_path("meta-rsc-phase2"), default_catalog()))
+    assert window.scheduler.wait_idle(30_000)
+    seen: list[str] = []
+    QTimer.singleShot(0, lambda: _answer_fail_copies(qtbot, "failCount", "3", seen))
+    right_click_and_choose(qtbot, window, "core", "Fail Some Copies…")
+    assert window.document.design.settings["failures"] == [{"target": "core", "copies": 3}]
+    assert window.scheduler.wait_idle(30_000)
+    qtbot.waitUntil(lambda: window.last_result.degraded is not None, timeout=30_000)
+    window.results.tabs.setCurrentWidget(window.results.goodput.page)
+    rows = {row[0]: row for row in window.results.goodput.rows_shown()}
+    assert rows["Scale-out bisection (GB/s)"][1:3] == ("200,000", "170,000")  # 17 of 20 ways out of a block
+
+    nested = make_window(nested_matched_groups())
+    assert nested.scheduler.wait_idle(30_000)
+    QTimer.singleShot(0, lambda: _answer_fail_copies(qtbot, "failCount", "1", seen))
+    right_click_and_choose(qtbot, nested, "A", "Fail Some Copies…")
+    assert "failures" not in nested.document.design.settings and nested.document.undo_stack.count() == 0
+    assert nested.statusBar().currentMessage() == f"Fail Some Copies: {refusal('A')}"
+
+
 def test_failing_everything_says_nothing_trains(superpod, qtbot):
     window = superpod
     window.act_select_all.trigger()

@@ -482,8 +482,14 @@ class MainWindow(QMainWindow):
         dialog = FailCopiesDialog(name, total, what, self, medium)
         if dialog.exec() != FailCopiesDialog.DialogCode.Accepted:
             return
+        failure = dialog.failure(target)
+        # As Fail One Copy: copies the engine cannot split out are refused before marking.
+        problem = unbuildable(self.document.design, self.catalog, [failure])
+        if problem:
+            self.show_message(f"Fail Some Copies: {problem}")
+            return
         entries = list(self.document.design.settings.get("failures") or [])
-        entries.append(dialog.failure(target).setting())
+        entries.append(failure.setting())
         self.document.set_setting("failures", entries, "Fail Some Copies")
 
     def _marked_media(self, marked: set[str], links: list[str]) -> set[str]:
