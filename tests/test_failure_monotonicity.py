@@ -89,6 +89,21 @@ def test_no_failure_makes_an_example_look_better(name):
     check()
 
 
+@pytest.mark.parametrize("target", ["core.sw", "core.group", "core", "blk.spine0", "blk.spines0"])
+def test_no_failure_of_some_copies_of_matched_groups_helps(target):
+    """Meta RSC phase 2's core groups and each rail's spines are matched copy for copy: failing
+    some of their copies splits copy i of every matched group out together (docs/goodput.md,
+    "Copies joined copy for copy"); each figure obeys the rules, and the bisection falls."""
+    healthy, catalog = _healthy("meta-rsc-phase2")
+    for failure in (Failure(target, copies=1), Failure(target, percent=5)):
+        assert violations(healthy, catalog, failure) == []
+        design = replace(healthy.design, settings={**healthy.design.settings, "failures": [failure.setting()]})
+        degraded = evaluate(design, catalog).degraded
+        assert degraded.why is None and degraded.cut_off == 0
+        bisection = next(f for f in degraded.figures if f.figure == "Scale-out bisection")
+        assert bisection.degraded < bisection.healthy
+
+
 def test_the_rules_catch_a_failure_that_helps():
     """The checker itself: a degraded design better than the healthy one is reported. Against a
     healthy pod whose scale-up bisection is a quarter of its own, one failed host (23,815 GB/s

@@ -100,19 +100,65 @@ def test_deleting_a_failed_part_takes_its_mark_along_and_undo_brings_both_back(s
     assert strike_of(window.scene.nodes["su.leaf0"]) is not None
 
 
-def test_one_copy_of_a_matched_group_is_refused_before_it_is_marked(make_window, qtbot):
-    # Meta RSC phase 2's core switches are joined copy for copy to each block's spines: one cannot fail alone.
+def test_one_copy_of_a_matched_group_fails_with_its_partners_and_shows_the_degraded_table(make_window, qtbot):
+    # Meta RSC phase 2's core groups are joined copy for copy to each block's spines: one core group
+    # of 20 switches is split out with the spines it pairs with, 1/20 of the ways out of a block.
     window = make_window(load_design(resolve_design_path("meta-rsc-phase2"), default_catalog()))
     assert window.scheduler.wait_idle(30_000)
-    window.scene.select_ids(["core"])  # at Zoom to Fit the core group's card stands for its switches
-    assert window.act_fail_one.isEnabled()
-    window.act_fail_one.trigger()
+    right_click_and_choose(qtbot, window, "core", "Fail One Copy")
+    assert window.document.design.settings["failures"] == [{"target": "core", "copies": 1}]
+    assert window.document.undo_stack.undoText() == "Fail One Copy"
+    assert strike_of(window.scene.nodes["core"]) is not None
+    assert window.scheduler.wait_idle(30_000)
+    qtbot.waitUntil(lambda: window.last_result.degraded is not None, timeout=30_000)
+    window.results.tabs.setCurrentWidget(window.results.goodput.page)
+    page = window.results.goodput
+    assert page.degraded_table.isVisible()
+    rows = {row[0]: row for row in page.rows_shown()}
+    assert rows["Accelerators in the job"][1:] == ("16,000", "16,000", "±0")
+    bisection = rows["Scale-out bisection (GB/s)"]
+    assert bisection[1:3] == ("200,000", "190,000") and "(-5.0%)" in bisection[3]
+    assert page.whatif_label.text().endswith("What-if: 1 of 20 × 20 core groups failed</b> — 16,000 accelerators "
+                                             "run the job, 0 cut off.")
+
+
+def test_one_copy_of_matched_groups_one_inside_the_other_is_refused_before_it_is_marked(make_window, qtbot):
+    from tests.test_matched_failures import nested_matched_groups, refusal
+
+    window = make_window(nested_matched_groups())
+    assert window.scheduler.wait_idle(30_000)
+    right_click_and_choose(qtbot, window, "A", "Fail One Copy")  # the group's card, at Zoom to Fit
     assert "failures" not in window.document.design.settings and window.document.undo_stack.count() == 0
-    assert window.statusBar().currentMessage() == (
-        "Fail One Copy: failure of 'core': it is matched copy for copy with 'blk.spines0' by link "
-        "'blk.spine0--core.sw'; fail a whole copy of both or every copy")
-    right_click_and_choose(qtbot, window, "core", "Fail")  # every copy can fail
-    assert window.document.design.settings["failures"] == [{"target": "core"}]
+    assert window.statusBar().currentMessage() == f"Fail One Copy: {refusal('A')}"
+    right_click_and_choose(qtbot, window, "A", "Fail")  # every copy can fail
+    assert window.document.design.settings["failures"] == [{"target": "A"}]
+
+
+def test_some_copies_of_a_matched_group_fail_by_count_or_are_refused_where_groups_nest(make_window, qtbot):
+    from PySide6.QtCore import QTimer
+
+    from tests.test_gui_new_user import _answer_fail_copies
+    from tests.test_matched_failures import nested_matched_groups, refusal
+
+    # Meta RSC phase 2: 3 of the 20 core groups (each matched with a copy of every rail's spines).
+    window = make_window(load_design(resolve_design_path("meta-rsc-phase2"), default_catalog()))
+    assert window.scheduler.wait_idle(30_000)
+    seen: list[str] = []
+    QTimer.singleShot(0, lambda: _answer_fail_copies(qtbot, "failCount", "3", seen))
+    right_click_and_choose(qtbot, window, "core", "Fail Some Copies…")
+    assert window.document.design.settings["failures"] == [{"target": "core", "copies": 3}]
+    assert window.scheduler.wait_idle(30_000)
+    qtbot.waitUntil(lambda: window.last_result.degraded is not None, timeout=30_000)
+    window.results.tabs.setCurrentWidget(window.results.goodput.page)
+    rows = {row[0]: row for row in window.results.goodput.rows_shown()}
+    assert rows["Scale-out bisection (GB/s)"][1:3] == ("200,000", "170,000")  # 17 of 20 ways out of a block
+
+    nested = make_window(nested_matched_groups())
+    assert nested.scheduler.wait_idle(30_000)
+    QTimer.singleShot(0, lambda: _answer_fail_copies(qtbot, "failCount", "1", seen))
+    right_click_and_choose(qtbot, nested, "A", "Fail Some Copies…")
+    assert "failures" not in nested.document.design.settings and nested.document.undo_stack.count() == 0
+    assert nested.statusBar().currentMessage() == f"Fail Some Copies: {refusal('A')}"
 
 
 def test_failing_everything_says_nothing_trains(superpod, qtbot):

@@ -178,22 +178,26 @@ def test_a_bad_fail_option_is_a_usage_error_naming_it(tmp_path, capsys, text, wo
     assert "--fail" in err and words.format(path=path) in err
 
 
-@pytest.mark.parametrize("text, item, group, partner", [("core.sw:1", "core.sw", "core", "blk.spines0"),
-                                                         ("blk.spine0:1", "blk.spine0", "blk.spines0", "core")])
-def test_a_fail_option_the_engine_cannot_split_out_is_refused_in_the_users_words(capsys, text, item, group, partner):
-    # Meta RSC phase 2's core switches are joined copy for copy to each block's spines (a matched link).
-    assert main(["evaluate", "meta-rsc-phase2", "--fail", text]) == 2
-    err = capsys.readouterr().err
-    assert (f"--fail {text}: failure of '{item}': its group '{group}' is matched copy for copy with '{partner}' by "
-            "link 'blk.spine0--core.sw'") in err and ":f1" not in err
+@pytest.mark.parametrize("text, bisection", [("core.sw:1", 199_500.0), ("blk.spine0:1", 199_500.0)])
+def test_a_fail_option_on_a_matched_group_is_a_what_if_in_the_users_words(capsys, text, bisection):
+    # Meta RSC phase 2's core switches are joined copy for copy to each block's spines (a matched
+    # link): the copies are split out together (tests/test_matched_failures.py has the figures).
+    assert main(["evaluate", "meta-rsc-phase2", "--fail", text]) == 0
+    out = capsys.readouterr().out
+    assert f"What-if: {text} failed (0 accelerators cut off)" in out and ":f1" not in out
+    whatif = out[out.index("What-if:"):].splitlines()
+    row = next(line.split() for line in whatif if line.strip().startswith("Scale-out bisection"))
+    assert row[2:] == ["200,000", "→", f"{bisection:,.0f}", "GB/s"]
 
 
 def test_the_check_before_marking_says_what_the_engine_says_of_a_marked_file():
     design = load_design(resolve_design_path("meta-rsc-phase2"), CATALOG)
     for marks in ([Failure("blk.spine0", 1)], [Failure("core", 2)], [Failure("core.sw", 3), Failure("su.node", 1)]):
-        problem = unbuildable(design, CATALOG, marks)
+        assert unbuildable(design, CATALOG, marks) is None
         design.settings["failures"] = [mark.setting() for mark in marks]
-        assert problem is not None and evaluate(design, CATALOG).degraded.why == problem
+        degraded = evaluate(design, CATALOG).degraded
+        assert degraded.figures and degraded.cut_off == 8 * len(marks[1:])  # a server of 8 GPUs
+        assert degraded.why in (None, "the healthy plan with 1 data-parallel replica fewer, 120 accelerators idle")
     # Every copy, or a link's copies, split nothing out.
     assert unbuildable(design, CATALOG, [Failure("core.sw"), Failure("blk.spine0--core.sw", 1)]) is None
 

@@ -9,7 +9,9 @@ The degraded design is built on a copy, never the user's design:
 
 - a failed copy of an item inside replicated groups is split out: the outermost replicated group
   above it loses a copy, and a copy of its own (ids suffixed ":f1", ":f2"...) holds the failure, so
-  one NIC of one server fails without touching the other 127;
+  one NIC of one server fails without touching the other 127; where a matched link joins that
+  group copy for copy to others (a core group to each block's spines), the same copy of each is
+  split out with it, the split-out copies joined to each other as before;
 - every copy of an item failed removes it, with what it holds and its links;
 - failed copies of a link take their share of its lanes away (the engine spreads traffic evenly
   over a link's copies), all of them remove it; a medium's failed copies are counted over all its
@@ -146,33 +148,74 @@ def merged_failures(design: Design, catalog: Catalog, failures: list[Failure]) -
 
 def unbuildable(design: Design, catalog: Catalog, failures: list[Failure]) -> str | None:
     """Why the degraded design cannot be built with `failures`, or None: some copies of an item
-    fail (not all) and a replicated group above it is joined copy for copy to another group by a
-    matched link, so no copy can be split out alone (`_Degrader.fail_item` refuses the same). The
-    CLI's --fail and the canvas's Fail One Copy refuse such a mark before making it; one pass over
-    the links and a walk up from each item partly failed."""
-    matched: dict[str, Link] = {}
-    for link in design.links.values():
-        for group in link.match or ():
-            matched.setdefault(group, link)
-    if not matched:
+    fail (not all) and a replicated group the split reaches is joined copy for copy, by matched
+    links, to groups one of which holds another (`_nested_match`), so no copy can be split out of
+    all of them (`_Degrader.fail_item` refuses the same). The CLI's --fail and the canvas's Fail
+    One Copy refuse such a mark before making it; one pass over the links and a walk up from each
+    item partly failed, splitting as `_Degrader.fail_item` does."""
+    partners = _match_partners(design)
+    if not partners:
         return None
     for failure in merged_failures(design, catalog, failures)[0]:
         if failure.copies is None or failure.target not in design.items:
             continue  # every copy, or a link's lanes: nothing is split out
         chain = [failure.target, *(a.id for a in design.ancestors(failure.target))]
+        total, failed = design.multiplicity(failure.target), failure.copies
         for group in reversed(chain):
-            if design.items[group].count > 1 and group in matched:
-                return _matched_refusal(failure.target, group, matched[group])
+            count = design.items[group].count
+            if count == 1:
+                continue
+            if group in partners:
+                problem = _nested_match(design, failure.target, *_matched_closure(partners, group))
+                if problem:
+                    return problem
+            total //= count
+            failed %= total  # the copies left to fail inside one split-out copy of `group`
+            if not failed:
+                break
     return None
 
 
-def _matched_refusal(item_id: str, group: str, link: Link) -> str:
-    # Named as the user drew them, not as copies split out by an earlier step (":f1").
-    item, group_id, partner, by = (_SPLIT_TAG.sub("", i) for i in (
-        item_id, group, next(g for g in link.match if g != group), link.id))
-    whose = "it is" if item == group_id else f"its group '{group_id}' is"
-    return (f"failure of '{item}': {whose} matched copy for copy with '{partner}' by link '{by}'; "
-            "fail a whole copy of both or every copy")
+def _match_partners(design: Design) -> dict[str, list[tuple[str, Link]]]:
+    """group → [(group matched copy for copy with it, the link matching them)], over the links
+    whose match holds (a match that no longer holds joins every copy to every copy)."""
+    partners: dict[str, list[tuple[str, Link]]] = {}
+    for link in design.links.values():
+        if link.match is not None and design.match_problem(link) is None:
+            ga, gb = link.match
+            partners.setdefault(ga, []).append((gb, link))
+            partners.setdefault(gb, []).append((ga, link))
+    return partners
+
+
+def _matched_closure(partners: dict[str, list[tuple[str, Link]]], group: str) -> tuple[list[str], list[Link]]:
+    """The groups whose copies move with `group`'s, joined copy for copy to it directly or through
+    each other (`group` first), and the matched links among them: copy i of each is one unit."""
+    groups, stack = [group], [group]
+    links: dict[str, Link] = {}
+    while stack:
+        for other, link in partners.get(stack.pop(), ()):
+            links[link.id] = link
+            if other not in groups:
+                groups.append(other)
+                stack.append(other)
+    return groups, list(links.values())
+
+
+def _nested_match(design: Design, item_id: str, groups: list[str], links: list[Link]) -> str | None:
+    """Why copies of `groups` (a matched closure) cannot be split out together, or None: one of
+    them holds another, so copy i of the outer holds every copy of the inner, copy i among them."""
+    members = set(groups)
+    for group in groups:
+        holder = next((a.id for a in design.ancestors(group) if a.id in members), None)
+        if holder is not None:
+            by = next(link for link in links if group in link.match)
+            # Named as the user drew them, not as copies split out by an earlier step (":f1").
+            item, outer, inner, link_id = (_SPLIT_TAG.sub("", i) for i in (item_id, holder, group, by.id))
+            return (f"failure of '{item}': groups '{outer}' and '{inner}' are matched copy for copy "
+                    f"(link '{link_id}') and '{outer}' holds '{inner}', so no copy can be split out of both; "
+                    "fail every copy")
+    return None
 
 
 def failed_targets(design: Design) -> set[str]:
@@ -232,27 +275,49 @@ class _Degrader:
             return
         chain = [item_id] + [a.id for a in d.ancestors(item_id)]
         outer = next(i for i in reversed(chain) if d.items[i].count > 1)
-        for link in d.links.values():
-            if link.match is not None and outer in link.match:
-                raise DesignError(_matched_refusal(item_id, outer, link))
+        groups, links = _matched_closure(_match_partners(d), outer)
         count = d.items[outer].count
-        per_copy = total // count
-        if outer == item_id:
+        if outer == item_id and not links:
             d.items[outer] = replace(d.items[outer], count=count - failed)
             return
-        whole, rest = divmod(failed, per_copy)
+        problem = _nested_match(d, item_id, groups, links)
+        if problem:
+            raise DesignError(problem)
+        whole, rest = divmod(failed, total // count)
         if whole:
-            self.remove(self.clone(outer, whole)[item_id])
+            self.remove(self.split(groups, links, whole)[item_id])
         if rest:
-            self.fail_item(self.clone(outer, 1)[item_id], rest)
+            self.fail_item(self.split(groups, links, 1)[item_id], rest)
         left = count - whole - (1 if rest else 0)
-        if left:
-            d.items[outer] = replace(d.items[outer], count=left)
-        else:
-            self.remove(outer)
+        for group in groups:
+            if left:
+                d.items[group] = replace(d.items[group], count=left)
+            else:
+                self.remove(group)
+        if left == 1:
+            for link in links:  # one copy of each left: nothing to pair
+                d.links[link.id] = replace(d.links[link.id], match=None)
 
-    def clone(self, root: str, count: int) -> dict[str, str]:
-        """A sibling copy of `root`'s subtree with `count` copies, and its links; old id → new id."""
+    def split(self, groups: list[str], links: list[Link], count: int) -> dict[str, str]:
+        """`count` copies of `groups[0]` split out as a sibling group (`clone`), and with them the
+        same copies of every group matched copy for copy with it (`groups`, joined by `links`):
+        the split-out copies are joined to each other by copies of `links` as the copies they
+        come from were (a split-out core group to the split-out spines, one of each: no match
+        left to state). Old id → new id, over every group split."""
+        ids: dict[str, str] = {}
+        skip = {link.id for link in links}
+        for group in groups:
+            ids.update(self.clone(group, count, skip))
+        for link in links:
+            ga, gb = link.match
+            new = replace(link, id=link.id + ids[ga][len(ga):], a=ids[link.a], b=ids[link.b],
+                          match=(ids[ga], ids[gb]) if count > 1 else None)
+            self.design.links[new.id] = new
+        return ids
+
+    def clone(self, root: str, count: int, skip: Collection[str] = ()) -> dict[str, str]:
+        """A sibling copy of `root`'s subtree with `count` copies, and its links but those in
+        `skip`; old id → new id."""
         d = self.design
         self.splits += 1
         tag = f":f{self.splits}"
@@ -262,7 +327,7 @@ class _Degrader:
         for item in inside:
             d.items[ids[item.id]] = replace(item, id=ids[item.id], parent=ids.get(item.parent, item.parent),
                                             count=count if item.id == root else item.count)
-        for link in [l for l in d.links.values() if l.a in ids or l.b in ids]:
+        for link in [l for l in d.links.values() if (l.a in ids or l.b in ids) and l.id not in skip]:
             match = tuple(ids.get(g, g) for g in link.match) if link.match is not None else None
             new = replace(link, id=link.id + tag, a=ids.get(link.a, link.a), b=ids.get(link.b, link.b), match=match)
             d.links[new.id] = new

@@ -434,9 +434,9 @@ class MainWindow(QMainWindow):
             return
         failures = [Failure(i, copies) for i in chosen]
         text = "Fail" if copies is None else "Fail One Copy"
-        # One copy of a group matched copy for copy with another cannot be taken out alone: said
-        # now, rather than marked and shown as a what-if without figures. (A chosen item has no
-        # mark yet, so the new marks alone decide.)
+        # A copy of matched groups one of which holds another cannot be split out: said now,
+        # rather than marked and shown as a what-if without figures. (A chosen item has no mark
+        # yet, so the new marks alone decide.)
         problem = unbuildable(design, self.catalog, failures)
         if problem:
             self.show_message(f"{text}: {problem}")
@@ -482,8 +482,14 @@ class MainWindow(QMainWindow):
         dialog = FailCopiesDialog(name, total, what, self, medium)
         if dialog.exec() != FailCopiesDialog.DialogCode.Accepted:
             return
+        failure = dialog.failure(target)
+        # As Fail One Copy: copies the engine cannot split out are refused before marking.
+        problem = unbuildable(self.document.design, self.catalog, [failure])
+        if problem:
+            self.show_message(f"Fail Some Copies: {problem}")
+            return
         entries = list(self.document.design.settings.get("failures") or [])
-        entries.append(dialog.failure(target).setting())
+        entries.append(failure.setting())
         self.document.set_setting("failures", entries, "Fail Some Copies")
 
     def _marked_media(self, marked: set[str], links: list[str]) -> set[str]:
