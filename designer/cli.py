@@ -265,11 +265,13 @@ def cmd_examples(args) -> int:
 
 
 def cmd_evaluate(args) -> int:
+    from designer.canvas.tooltips import failure_words
     from designer.io.exports import result_json
     from designer.io.report import result_table
 
-    result = _evaluate_file(args).result
-    print(result_json(result) if args.json else result_table(result), end="")
+    design, catalog, result = _evaluate_file(args)
+    print(result_json(result) if args.json else result_table(result, lambda text: failure_words(design, catalog, text)),
+          end="")
     return 0
 
 

@@ -1,7 +1,8 @@
 """The CSV exports as a user reads them, written by `cluster-designer export` and opened as files:
 the BOM closes with rows that add up to the capital cost the app and the JSON show, parts are
-named (with their ids kept), a what-if's degraded figures stand beside the healthy ones, and
-nothing reads 'None' or 'nan'."""
+named (with their ids kept), a what-if's degraded figures stand beside the healthy ones, the
+goodput headline is in the summary, and nothing reads 'None' or 'nan'. And `evaluate`'s text
+table, which names a what-if's failures as the app does."""
 
 from __future__ import annotations
 
@@ -114,3 +115,43 @@ def test_export_with_fail_writes_the_degraded_figures_beside_the_healthy_ones(tm
         assert float(change) == pytest.approx(f["degraded"] - f["healthy"], abs=1e-5)
     # The healthy rows are the summary as before, in the first three columns.
     assert [row[:3] for row in summary[1:len(healthy)]] == healthy[1:]
+
+
+def test_the_summary_csv_has_the_goodput_headline_with_units(tmp_path):
+    summary, _bom, result = _export(tmp_path, DEFAULT)
+    rows = {row[0]: row[1:] for row in summary}
+    g = result["goodput"]
+    for metric, field, unit in (("Days to train with failures", "days", "days"),
+                                ("Effective training time ratio", "effective_ratio", "fraction"),
+                                ("Interruptions per day", "interruptions_per_day", "/day"),
+                                ("Mean time between interruptions", "mtbi_hours", "h"),
+                                ("Checkpoint write time", "checkpoint_write_s", "s"),
+                                ("Checkpoint interval (Young/Daly)", "checkpoint_interval_s", "s"),
+                                ("Restart and recovery per interruption", "restart_s", "s"),
+                                ("Hot spare servers", "spares", "count")):
+        assert rows[metric] == [str(g[field]), unit], metric
+    assert rows["Days to train"] == [str(result["training"]["days"]), "days"]  # without failures
+
+
+def test_the_bom_csv_says_a_part_is_in_its_servers_price_once(tmp_path):
+    # The name said "(in its server's price)" beside a note saying "included in the server's price".
+    _summary, bom, result = _export(tmp_path, DEFAULT)
+    header = bom[0]
+    name, note = header.index("name"), header.index("price_note")
+    included = [row for row in bom[1:] if row[note] == "included in the server's price"]
+    assert {row[1] for row in included} == {"cx7-ndr", "nvswitch-gen3", "xeon-8480c"}
+    for row in included:
+        assert row[name] == result["part_names"][row[1]]
+    assert not any("price" in row[name] for row in bom[1:-3])
+
+
+def test_evaluate_names_a_what_ifs_failures_as_the_app_does_with_the_ids_to_type(capsys):
+    assert main(["evaluate", DEFAULT, "--fail", "spines.sw:1", "--fail", "ib-ndr:2%"]) == 0
+    out = capsys.readouterr().out
+    what_if = next(line for line in out.splitlines() if line.startswith("What-if: "))
+    ndr = default_catalog()["ib-ndr"].name
+    assert what_if == (f"What-if: 1 of 16 × Spine (spines.sw:1), 2% of every {ndr} link (ib-ndr:2%) failed "
+                       "(0 accelerators cut off)")
+    # The goodput headline is in the summary rows, once.
+    assert sum(line.startswith("Days to train with failures ") for line in out.splitlines()) == 1
+    assert "\nGoodput\n" not in out

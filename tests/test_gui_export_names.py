@@ -105,3 +105,20 @@ def test_the_exported_summary_of_a_what_if_has_the_degraded_figures_by_the_healt
     assert rows["What-if: Scale-out bisection"] == ["25600.0", "GB/s", "24000.0", "-1600.0"]
     bisection = next(row for row in shown if row[0].startswith("Scale-out bisection"))
     assert bisection[1:3] == ("25,600", "24,000") and bisection[3].startswith("-1,600")
+
+
+def test_the_summary_tab_and_the_exports_carry_the_goodput_headline(superpod, save_as, tmp_path):
+    g = superpod.last_result.goodput
+    summary = _show_tab(superpod, "summary")
+    shown = {metric: (value, unit) for metric, value, unit in summary.rows_shown()}
+    assert shown["Days to train with failures"] == (f"{g.days:.4g}", "days")
+    assert shown["Effective training time ratio"] == (f"{g.effective_ratio:.4g}", "fraction")
+    assert shown["Mean time between interruptions"] == (f"{g.mtbi_hours:.4g}", "h")
+    assert shown["Hot spare servers"] == ("3", "count")
+    rows = {row[0]: row[1:] for row in _export(superpod, superpod.act_export_summary, save_as, tmp_path / "s.csv")}
+    assert rows["Days to train with failures"] == [str(g.days), "days"]
+    assert rows["Restart and recovery per interruption"] == [str(g.restart_s), "s"]
+    # The BOM says once, in its note, that a server's NICs are in its price.
+    bom = _export(superpod, superpod.act_export_bom, save_as, tmp_path / "bom.csv")
+    nic = next(row for row in bom if row[1] == "cx7-ndr")
+    assert (nic[2], nic[7]) == ("NVIDIA ConnectX-7 NDR InfiniBand (1 port)", "included in the server's price")

@@ -461,3 +461,58 @@ def test_the_what_if_line_names_a_few_failures_and_counts_the_rest(make_window, 
     degraded = window.last_result.degraded
     assert degraded.why is None or "no item" not in degraded.why
     assert degraded.cut_off == 16 and tab.rows_shown()
+
+
+# -- the results panel on a laptop-sized window ------------------------------------------------------
+
+def test_the_training_tabs_plan_shows_every_line_at_1280x800(make_window, qtbot):
+    # The plan wraps to three lines there; the page was squeezed to the panel and cut the last off.
+    window = _open_example(make_window, qtbot, "nvidia-superpod-h100-4su", (1280, 800))
+    tab = _click_tab(window, qtbot, "training")
+    _settle(window, qtbot)
+    plan = tab.labels["plan"]
+    assert "(chosen by the auto plan)" in plan.text()
+    assert plan.heightForWidth(plan.width()) > 2 * plan.fontMetrics().lineSpacing(), "expected a wrapped plan"
+    assert plan.height() >= plan.heightForWidth(plan.width())
+    # Scrolled to, it is shown whole: the page scrolls rather than cutting rows off.
+    tab.page.ensureWidgetVisible(plan)
+    _settle(window, qtbot)
+    shown = plan.visibleRegion().boundingRect()
+    assert shown.height() == plan.height() and shown.width() == plan.width()
+
+
+def test_the_summarys_metric_names_are_shown_whole_at_1280x800(make_window, qtbot):
+    # The values' column took 300 px for a long list of parts, eliding "Scale-out bisection band…".
+    from PySide6.QtWidgets import QStyle
+
+    window = _open_example(make_window, qtbot, "nvidia-superpod-h100-4su", (1280, 800))
+    tab = _click_tab(window, qtbot, "summary")
+    _settle(window, qtbot)
+    table = tab.table
+    margin = 2 * (table.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, table) + 1)
+    names = [table.item(r, 0).text() for r in range(table.rowCount())]
+    assert "Restart and recovery per interruption" in names
+    cut = [name for name in names if table.fontMetrics().horizontalAdvance(name) + margin > table.columnWidth(0)]
+    assert not cut
+    # The figures fit their column too; only a long text (a list of parts) is elided, whole in its tooltip.
+    for r in range(table.rowCount()):
+        value = table.item(r, 1)
+        if isinstance(value.data(Qt.ItemDataRole.UserRole), (int, float)):
+            assert table.fontMetrics().horizontalAdvance(value.text()) + margin <= table.columnWidth(1)
+
+
+def test_the_overlap_fields_names_stand_apart_from_the_field_before(make_window, qtbot):
+    # "full ▾DP": each name touched the box before it and read as that box's.
+    from designer.ui.results.workload import OVERLAP_GAP
+
+    window = _open_example(make_window, qtbot, "nvidia-superpod-h100-4su", (1280, 800))
+    tab = _click_tab(window, qtbot, "training")
+    _settle(window, qtbot)
+    combos = list(tab.workload_form.overlap_combos.values())
+    row = combos[0].parentWidget()
+    names = sorted((w for w in row.findChildren(QLabel) if w.text() in ("DP", "PP", "CP", "EP")
+                    and abs(w.geometry().center().y() - combos[0].geometry().center().y()) < 4),
+                   key=lambda w: w.x())
+    assert [w.text() for w in names] == ["DP", "PP", "CP", "EP"]
+    for before, name in zip(combos, names):
+        assert name.geometry().left() - before.geometry().right() >= OVERLAP_GAP

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from designer.engine.figures import direction, summary_key
 from designer.engine.result import Result
-from designer.engine.summary import cost_rows, format_value, summary_rows
+from designer.engine.summary import GOODPUT_FIGURES, cost_rows, format_value, goodput_rows, summary_rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,15 +99,10 @@ def compared_row(key: str, metric: str, unit: str, values: list, better: int | N
     return ComparedRow(key, metric, unit, tuple(values), tuple(differences), tuple(ratios), tuple(verdicts))
 
 
-# Figures of the cost and goodput sections the summary rows leave out, with their names.
+# The priced BOM's total, which the summary's cost rows leave out.
 _COST_EXTRA = (("cost.total_usd", "Hardware (priced BOM)", "USD"),)
-_GOODPUT = (("goodput.days", "Days to train with failures", "days"),
-            ("goodput.effective_ratio", "Effective training time ratio", "fraction"),
-            ("goodput.interruptions_per_day", "Interruptions per day", "count"),
-            ("goodput.mtbi_hours", "Mean time between interruptions", "h"),
-            ("goodput.checkpoint_write_s", "Checkpoint write", "s"),
-            ("goodput.checkpoint_interval_s", "Checkpoint interval", "s"),
-            ("goodput.restart_s", "Restart after an interruption", "s"))
+# The summary's goodput rows, keyed by their field of the goodput section ("goodput.days").
+_GOODPUT = tuple((f"goodput.{field}", name, unit) for field, name, unit in GOODPUT_FIGURES)
 
 
 def compare(results: list[Result], names: list[str]) -> Comparison:
@@ -118,6 +113,7 @@ def compare(results: list[Result], names: list[str]) -> Comparison:
     per_design = [{summary_key(m, u): shown for (m, _v, u), shown in zip(summary_rows(r, named=False), summary_rows(r))}
                   for r in results]
     costs = {summary_key(m, u) for r in results for m, _v, u in cost_rows(r, named=False)}
+    goodput = {summary_key(m, u) for r in results for m, _v, u in goodput_rows(r)}
     keys: dict[str, tuple[str, str]] = {}
     for rows in per_design:
         for key, (metric, _value, unit) in rows.items():
@@ -126,7 +122,8 @@ def compare(results: list[Result], names: list[str]) -> Comparison:
             for key, (metric, unit) in keys.items()}
     sections = [r.as_dict() for r in results]
     cost = (*(row for key, row in rows.items() if key in costs), *_section_rows(sections, _COST_EXTRA))
-    return Comparison(tuple(names), tuple(row for key, row in rows.items() if key not in costs), _bom_changes(results),
+    return Comparison(tuple(names), tuple(row for key, row in rows.items() if key not in costs | goodput),
+                      _bom_changes(results),
                       cost, _section_rows(sections, _GOODPUT), tuple(_busbw_curve(r) for r in results),
                       tuple(r.training.step_parts() for r in results))
 

@@ -80,7 +80,7 @@ _NEITHER = re.compile(r"interval")
 _LOWER = re.compile(r"(power|_kw$|energy|_mwh$|days|_s$|seconds|time|oversubscription|diameter|hops|lint|"
                     r"bubble|exposed|interruptions)")
 _HIGHER = re.compile(r"(tflops|tops|gb_per_s|tb_per_s|busbw|algbw|bandwidth|tokens|mfu|throughput|"
-                     r"effective_ratio|goodput|mtbi_hours)")
+                     r"effective_ratio|effective_training|goodput|mtbi_hours|mean_time_between)")
 
 
 def direction(path: str) -> int:

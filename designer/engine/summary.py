@@ -3,6 +3,7 @@ app's summary table all read these, so the three always agree."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from designer.engine.cost import CATEGORIES
@@ -48,6 +49,7 @@ def summary_rows(result: Result, named: bool = True) -> list[tuple[str, Any, str
     if result.power.spares_kw:
         rows.append(("  of which hot spare servers", result.power.spares_kw, "kW"))
     rows += performance_rows(result)
+    rows += goodput_rows(result)
     rows += cost_rows(result, named)
     rows.append(("Lint errors", sum(1 for f in result.lint if f.severity == "error"), "count"))
     rows.append(("Lint warnings", sum(1 for f in result.lint if f.severity == "warning"), "count"))
@@ -105,6 +107,32 @@ def performance_rows(result: Result) -> list[tuple[str, Any, str]]:
     return rows
 
 
+# (goodput field, row name, unit): the summary's goodput rows, and a comparison's goodput block
+# (`engine.compare`, keyed by `goodput.FIELD`). Days without failures is the row "Days to train".
+GOODPUT_FIGURES = (
+    ("days", "Days to train with failures", "days"),
+    ("effective_ratio", "Effective training time ratio", "fraction"),
+    ("interruptions_per_day", "Interruptions per day", "/day"),
+    ("mtbi_hours", "Mean time between interruptions", "h"),
+    ("checkpoint_write_s", "Checkpoint write time", "s"),
+    ("checkpoint_interval_s", "Checkpoint interval (Young/Daly)", "s"),
+    ("restart_s", "Restart and recovery per interruption", "s"),
+    ("spares", "Hot spare servers", "count"),
+)
+
+
+def goodput_rows(result: Result) -> list[tuple[str, Any, str]]:
+    """The goodput headline (docs/goodput.md): the figures the engine computed for this design,
+    and why the others are missing (no storage, no training job, failures outrunning progress)."""
+    g = result.goodput
+    if g is None:
+        return []
+    rows = [(name, getattr(g, field), unit) for field, name, unit in GOODPUT_FIGURES if getattr(g, field) is not None]
+    if g.why:
+        rows.append(("Why some goodput figures are missing", g.why, ""))
+    return rows
+
+
 def _shape_rows(shape) -> list[tuple[str, Any, str]]:
     """The fabric's shape where it is not a tree (rows only for such a fabric)."""
     if shape is None:
@@ -127,10 +155,18 @@ def _shape_rows(shape) -> list[tuple[str, Any, str]]:
     return rows
 
 
-def failed_text(failures: tuple[str, ...], shown: int = 6) -> str:
-    """The failures of a what-if in one short line: a Select All ▸ Fail marks thousands."""
+def failed_text(failures: tuple[str, ...], describe: Callable[[str], str] = str, shown: int = 6,
+                with_ids: bool = False) -> str:
+    """The failures of a what-if in one short line, each in the design's words (`describe`: the
+    caller's `describe_failure`, "1 of 16 × Spine") and, `with_ids`, with the id `--fail` takes
+    beside them where the two differ: "1 of 16 × Spine (spines.sw:1)". A Select All ▸ Fail marks
+    thousands: the first `shown`, then how many more."""
+    def text(failure: str) -> str:
+        words = describe(failure)
+        return f"{words} ({failure})" if with_ids and words != failure else words
+
     more = len(failures) - shown
-    return ", ".join(failures[:shown]) + (f" and {more:,} more" if more > 0 else "")
+    return ", ".join(map(text, failures[:shown])) + (f" and {more:,} more" if more > 0 else "")
 
 
 def part_label(result: Result, part_id: str) -> str:

@@ -26,7 +26,7 @@ SECONDS_PER_DAY = 86_400.0
 # Figures known before the network and training models run: exactly, or as a lower bound.
 _EXACT = {"power": ("summary.power_kw", "power.total_kw"), "accelerators": ("summary.accelerators",
                                                                             "inventory.accelerators")}
-_DAYS = ("training.days", "summary.days_to_train", "goodput.days")
+_DAYS = ("training.days", "summary.days_to_train", "goodput.days", "summary.days_to_train_with_failures")
 # The cost figures the priced bill of materials and the power fix (the run's cost from below).
 _COST = {"capital_usd": ("cost.capital_usd", "summary.capital_cost_usd"), "total_usd": ("cost.total_usd",),
          "yearly_usd": ("cost.yearly_usd", "summary.yearly_cost_usd_year"),

@@ -63,7 +63,9 @@ def bom_csv(result: Result) -> str:
     for row in result.bom.rows:
         note = "included in the server's price" if row.included else "" if row.priced else "no price"
         basis = "" if not row.priced else "derived" if row.price_derived else "published"
-        writer.writerow([row.category, row.part, row.name, row.quantity, _blank(row.unit_price_usd),
+        # The line's name says "(in its server's price)" too (the JSON has no note): here the note does.
+        name = result.part_names.get(row.part, row.part) if row.included else row.name
+        writer.writerow([row.category, row.part, name, row.quantity, _blank(row.unit_price_usd),
                          _blank(row.extended_usd), basis, note])
     cost = result.cost
     left_out = f"leaves out the unpriced parts: {parts_text(result, cost.unpriced_parts)}" if cost.unpriced_parts \

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from designer.engine.result import Result
 from designer.engine.sections import Plan
@@ -11,7 +12,9 @@ from designer.engine.summary import failed_text, format_value, summary_rows
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def result_table(result: Result) -> str:
+def result_table(result: Result, describe_failure: Callable[[str], str] = str) -> str:
+    """The summary rows (goodput among them), the collectives, the training step, a what-if's
+    figures (its failures named by `describe_failure`, as in the app), power per rack and lint."""
     name = result.design.name
     lines = [name, "=" * max(20, len(name))]
     rows = summary_rows(result)
@@ -19,7 +22,7 @@ def result_table(result: Result) -> str:
     for metric, value, unit in rows:
         lines.append(f"{metric:<{width}}  {format_value(value):>16}  {unit}")
     lines += performance_sections(result)
-    lines += goodput_sections(result)
+    lines += what_if_section(result, describe_failure)
     per_rack = result.power.per_rack
     if per_rack:
         lines += ["", "Power per rack"]
@@ -71,28 +74,20 @@ def performance_sections(result: Result) -> list[str]:
     return lines
 
 
-def goodput_sections(result: Result) -> list[str]:
-    """Goodput, and the what-if's figures healthy → degraded (docs/goodput.md)."""
-    g = result.goodput
-    if g is None:
-        return []
-    lines = ["", "Goodput"]
-    for label, value, unit in (("interruptions", g.interruptions_per_day, "/day"), ("mtbi", g.mtbi_hours, "h"),
-                               ("checkpoint", g.checkpoint_write_s, "s"), ("interval", g.checkpoint_interval_s, "s"),
-                               ("restart", g.restart_s, "s"), ("effective", g.effective_ratio, ""),
-                               ("days", g.days, "days")):
-        lines.append(f"  {label:<14} {_shown(value)} {unit}".rstrip())
-    if g.why:
-        lines.append(f"  {g.why}")
+def what_if_section(result: Result, describe_failure: Callable[[str], str]) -> list[str]:
+    """The what-if's figures healthy → degraded (docs/goodput.md); its failures named by
+    `describe_failure` with the ids `--fail` takes beside them."""
     d = result.degraded
-    if d is not None:
-        lines += ["", f"What-if: {failed_text(d.failures)} failed ({d.cut_off:,} accelerators cut off)"]
-        if d.placement:
-            lines.append(f"  {d.placement}")
-        if d.why:
-            lines.append(f"  {d.why}")
-        for f in d.figures:
-            lines.append(f"  {f.figure:<48} {_shown(f.healthy):>14} → {_shown(f.degraded):>14} {f.unit}")
+    if d is None:
+        return []
+    lines = ["", f"What-if: {failed_text(d.failures, describe_failure, with_ids=True)} failed "
+                 f"({d.cut_off:,} accelerators cut off)"]
+    if d.placement:
+        lines.append(f"  {d.placement}")
+    if d.why:
+        lines.append(f"  {d.why}")
+    for f in d.figures:
+        lines.append(f"  {f.figure:<48} {_shown(f.healthy):>14} → {_shown(f.degraded):>14} {f.unit}")
     return lines
 
 

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QHeaderView, QLab
 
 from designer.canvas import colors
 from designer.engine.result import Result
-from designer.engine.summary import part_label
+from designer.engine.summary import failed_text, part_label
 from designer.ui.results.fields import CheckedSpinBox, RefusalLabel
 from designer.ui.results.placeholder import Placeholder
 
@@ -194,10 +194,7 @@ class GoodputTab(QObject):
             return
         self.degraded_table.show()
         # A few by name: Select All ▸ Fail marks thousands, and each name is looked up in the design.
-        failed = ", ".join(map(self.describe_failure, d.failures[:WHAT_IF_NAMED]))
-        if len(d.failures) > WHAT_IF_NAMED:
-            failed += f" and {len(d.failures) - WHAT_IF_NAMED:,} more"
-        failed = html.escape(failed)
+        failed = html.escape(failed_text(d.failures, self.describe_failure, WHAT_IF_NAMED))
         text = (f"<b style='color:{colors.FAILED}'>What-if: {failed} failed</b> — "
                 f"{d.accelerators:,} accelerators run the job, {d.cut_off:,} cut off.")
         if d.placement:

@@ -12,7 +12,7 @@ from designer.engine.summary import format_value, summary_rows
 from designer.ui.results.placeholder import Placeholder
 
 
-VALUE_MAX_WIDTH = 300  # px
+VALUE_MAX_WIDTH = 150  # px: the figures fit; a longer text is elided, whole in its tooltip
 
 
 class SummaryTab:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QScrollArea, QVBoxLayout, QWidget
 
 from designer.canvas import colors
 from designer.engine.result import Result
@@ -26,6 +27,7 @@ STEP_PARTS = (  # (training field, label, colour key), in the engine's order (se
     ("exposed_memory_s", "Weight streaming", "exposed_memory"),
     ("bubble_s", "Pipeline bubble", "bubble"),
 )
+STEP_VIEW_HEIGHT = 240  # px
 STEP_LABELS = {key: text for key, text, _ in STEP_PARTS}
 FIGURES = (("step_time_s", "Step time"), ("mfu", "MFU"), ("tflops_per_gpu", "Model TFLOP/s per GPU"),
            ("tokens_per_s", "Tokens/s"), ("days", "Time to train"), ("memory_per_gpu_gib", "Memory per GPU"),
@@ -53,8 +55,8 @@ class TrainingTab:
         self.step_plot.setMouseEnabled(x=False, y=False)
         legend = plotstyle.outside_legend(view, row=1, columns=3)
         self.bars = plotstyle.stacked_bars(self.step_plot, legend, STEP_PARTS, colors.STEP_PART)
-        view.setMinimumHeight(240)
-        view.setMaximumHeight(320)
+        # One bar and its legend: as tall as that needs, so the figures below it stay in view.
+        view.setFixedHeight(STEP_VIEW_HEIGHT)
         self.view = view
         self.plot_page = Placeholder(view)
         self.message_page = self.plot_page
@@ -63,7 +65,14 @@ class TrainingTab:
         figures, self.labels = figures_form(FIGURES)
         v.addWidget(figures)
         v.addStretch(1)
-        self.page = page
+        # Scrolled, not squeezed: on a laptop-sized window the figures' wrapped rows (the plan's
+        # three lines) were given less height than they wrap to, and their last lines cut off.
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setWidget(page)
+        self.page = scroll
 
     def plot_items(self) -> dict[str, pg.BarGraphItem]:
         return dict(self.bars)

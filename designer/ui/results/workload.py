@@ -23,6 +23,7 @@ _SPINS = (("tp", "TP", 1024, "Tensor-parallel degree"),
           ("ep", "EP", 100_000, "Expert-parallel degree (mixture-of-experts models; divides DP)"),
           ("mb", "Micro-batch", 1024, "Micro-batch size (sequences)"))
 _OVERLAP_NAMES = {"tp": "TP", "dp": "DP", "pp": "PP", "cp": "CP", "ep": "EP"}
+OVERLAP_GAP = 10  # px between one overlap field and the next one's name
 INLINE_MODEL = "inline model"  # marks the model combo's entry for a design's own (inline) model
 
 
@@ -92,7 +93,10 @@ class WorkloadForm(QObject):
         overlap_label.setToolTip("Communication hidden behind compute: an assumption of the step time")
         grid.addWidget(overlap_label, 4, 0, alignment=Qt.AlignmentFlag.AlignRight)
         overlap_row = QHBoxLayout()
-        for part, combo in self.overlap_combos.items():
+        overlap_row.setSpacing(4)
+        for index, (part, combo) in enumerate(self.overlap_combos.items()):
+            if index:  # a gap before each name, so it reads as the next field's, not the last one's
+                overlap_row.addSpacing(OVERLAP_GAP)
             overlap_row.addWidget(QLabel(_OVERLAP_NAMES[part]))
             overlap_row.addWidget(combo, 1)
         grid.addLayout(overlap_row, 4, 1, 1, 7)
