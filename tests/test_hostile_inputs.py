@@ -184,7 +184,8 @@ def test_a_fail_option_on_a_matched_group_is_a_what_if_in_the_users_words(capsys
     # link): the copies are split out together (tests/test_matched_failures.py has the figures).
     assert main(["evaluate", "meta-rsc-phase2", "--fail", text]) == 0
     out = capsys.readouterr().out
-    assert f"What-if: {text} failed (0 accelerators cut off)" in out and ":f1" not in out
+    # Named in the design's words with the option as typed ("1 of 400 × Core (core.sw:1)").
+    assert f"({text}) failed (0 accelerators cut off)" in out and ":f1" not in out
     whatif = out[out.index("What-if:"):].splitlines()
     row = next(line.split() for line in whatif if line.strip().startswith("Scale-out bisection"))
     assert row[2:] == ["200,000", "→", f"{bisection:,.0f}", "GB/s"]
