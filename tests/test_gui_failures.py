@@ -24,10 +24,15 @@ def superpod(make_window):
 
 def right_click_and_choose(qtbot, window, item_id: str, text: str) -> None:
     """Right-click the item on the canvas and click `text` in the menu that opens."""
-    view = window.view
     node = window.scene.nodes[item_id]
-    view.ensureVisible(node.sceneBoundingRect())
-    pos = view.mapFromScene(node.sceneBoundingRect().center())
+    window.view.ensureVisible(node.sceneBoundingRect())
+    right_click_at_and_choose(qtbot, window, node.sceneBoundingRect().center(), text)
+
+
+def right_click_at_and_choose(qtbot, window, scene_point, text: str) -> None:
+    """Right-click the canvas at a scene point and click `text` in the menu that opens."""
+    view = window.view
+    pos = view.mapFromScene(scene_point)
     chosen = []
 
     def choose():

@@ -17,6 +17,7 @@ from designer.io.files import load_design, save_design
 from designer.model.catalog import default_catalog
 from designer.ui.dialogs import FailCopiesDialog
 from designer.ui.results.cost import money
+from tests.test_gui_failures import right_click_at_and_choose
 
 
 def _open_example(make_window, qtbot, name: str, size: tuple[int, int] = (1400, 900)):
@@ -99,27 +100,6 @@ def test_the_inspectors_blast_radius_and_what_if_rows_show_every_line(make_windo
 
 # -- failing some of a group's copies --------------------------------------------------------------
 
-def _right_click_and_choose(qtbot, window, scene_point, text: str) -> None:
-    """Right-click the canvas at a scene point and click `text` in the menu that opens."""
-    view = window.view
-    pos = view.mapFromScene(scene_point)
-    chosen = []
-
-    def choose():
-        menu = QApplication.activePopupWidget()
-        if menu is None:
-            QTimer.singleShot(10, choose)
-            return
-        action = next(a for a in menu.actions() if a.text().replace("&", "") == text)
-        chosen.append(action.isEnabled())
-        qtbot.mouseClick(menu, Qt.MouseButton.LeftButton, pos=menu.actionGeometry(action).center())
-
-    QTimer.singleShot(0, choose)
-    event = QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos, view.viewport().mapToGlobal(pos))
-    QApplication.sendEvent(view.viewport(), event)
-    assert chosen == [True]
-
-
 def _answer_fail_copies(qtbot, type_into: str, text: str, seen: list, every_link: bool = False) -> None:
     """When the Fail Some Copies dialog opens, (tick "every link on its medium",) type `text`
     into its count or percent box, note what it says will fail, and click Fail."""
@@ -159,7 +139,7 @@ def test_a_share_of_a_link_groups_optics_fails_from_the_right_click_menu(make_wi
     line = window.scene.link_items[link_id]
     seen: list[str] = []
     QTimer.singleShot(0, lambda: _answer_fail_copies(qtbot, "failPercent", "5", seen))
-    _right_click_and_choose(qtbot, window, line.mapToScene(line.line().pointAt(0.5)), "Fail Some Copies…")
+    right_click_at_and_choose(qtbot, window, line.mapToScene(line.line().pointAt(0.5)), "Fail Some Copies…")
     assert seen == ["3 of 64 physical links fail; the others stay in service."]
     design = window.document.design
     assert design.settings["failures"] == [{"target": link_id, "percent": 5.0}]
@@ -194,7 +174,7 @@ def test_four_of_sixteen_spines_fail_by_count_and_the_bisection_drops_by_a_quart
     assert not window.act_fail_some.isEnabled()  # nothing selected yet
     seen: list[str] = []
     QTimer.singleShot(0, lambda: _answer_fail_copies(qtbot, "failCount", "4", seen))
-    _right_click_and_choose(qtbot, window, node.sceneBoundingRect().center(), "Fail Some Copies…")
+    right_click_at_and_choose(qtbot, window, node.sceneBoundingRect().center(), "Fail Some Copies…")
     assert seen == ["4 of 16 copies fail; the others stay in service."]
     assert window.document.design.settings["failures"] == [{"target": "spines.sw", "copies": 4}]
     assert "What-if: 4 of 16 copies failed" in window.scene.tooltip_for("spines.sw")
@@ -224,7 +204,7 @@ def test_a_share_of_every_link_on_a_medium_fails_and_restores_from_any_of_its_li
     line = window.scene.link_items["su.leaf0--spines.sw"]
     seen: list[str] = []
     QTimer.singleShot(0, lambda: _answer_fail_copies(qtbot, "failPercent", "2", seen, every_link=True))
-    _right_click_and_choose(qtbot, window, line.mapToScene(line.line().pointAt(0.5)), "Fail Some Copies…")
+    right_click_at_and_choose(qtbot, window, line.mapToScene(line.line().pointAt(0.5)), "Fail Some Copies…")
     # 2 % of the 1,536 physical links (8 leaf-spine links of 64, 8 NIC-leaf links of 128), spread evenly.
     assert seen == ["31 of 1,536 physical links fail; the others stay in service."]
     assert window.document.design.settings["failures"] == [{"target": "ib-ndr", "percent": 2.0}]
