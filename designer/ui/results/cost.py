@@ -11,7 +11,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Signal
-from PySide6.QtWidgets import (QComboBox, QGridLayout, QGroupBox, QLabel, QPushButton, QScrollArea, QToolTip,
+from PySide6.QtWidgets import (QComboBox, QGridLayout, QGroupBox, QLabel, QPushButton, QToolTip,
                                QVBoxLayout, QWidget)
 
 from designer.canvas import colors
@@ -22,7 +22,7 @@ from designer.engine.summary import derived_text, parts_text, unpriced_text
 from designer.ui.results import plotstyle
 from designer.ui.results.formatting import NOT_COMPUTED
 from designer.ui.results.fields import CheckedDoubleSpinBox, RefusalLabel
-from designer.ui.results.figures import figures_form
+from designer.ui.results.figures import figures_form, scrolled_page
 from designer.ui.results.placeholder import Placeholder
 
 FIGURES = (("capital_usd", "Capital cost"), ("facility_usd", "Of which facility"), ("yearly_usd", "Yearly cost"),
@@ -262,12 +262,7 @@ class CostTab:
         self.assumptions = AssumptionsForm()
         v.addWidget(self.assumptions.box)
         v.addStretch(1)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        scroll.setWidget(content)
-        self.page = scroll
+        self.page = scrolled_page(content)
 
     def _fit_legend(self) -> None:
         """Two legend columns where they fit the panel, else one: a legend wider than the panel

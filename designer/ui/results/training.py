@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from designer.canvas import colors
 from designer.engine.result import Result
@@ -13,7 +12,7 @@ from designer.engine.summary import format_value
 from designer.ui.results import plotstyle
 from designer.ui.results.formatting import (NOT_COMPUTED, count, fits_text, memory_text, overlap_text,
                                            plan_text, si)
-from designer.ui.results.figures import figures_form
+from designer.ui.results.figures import figures_form, scrolled_page
 from designer.ui.results.placeholder import Placeholder
 from designer.ui.results.workload import WorkloadForm
 
@@ -65,14 +64,7 @@ class TrainingTab:
         figures, self.labels = figures_form(FIGURES)
         v.addWidget(figures)
         v.addStretch(1)
-        # Scrolled, not squeezed: on a laptop-sized window the figures' wrapped rows (the plan's
-        # three lines) were given less height than they wrap to, and their last lines cut off.
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        scroll.setWidget(page)
-        self.page = scroll
+        self.page = scrolled_page(page)  # the plan's three wrapped lines need the height
 
     def plot_items(self) -> dict[str, pg.BarGraphItem]:
         return dict(self.bars)
