@@ -86,6 +86,25 @@ def test_summary_elides_a_long_value_instead_of_squeezing_the_metric_names(panel
     assert header.sectionSize(0) >= 200  # the metric names stay readable
 
 
+def test_summary_columns_fit_their_contents_after_every_result(panel, qtbot, empty_result, real_result):
+    # The table is filled with its columns held at a fixed size (measuring them after each cell
+    # was slow): they must fit the new contents once it is filled, result after result.
+    from PySide6.QtWidgets import QHeaderView
+
+    from designer.ui.results.summary import VALUE_MAX_WIDTH
+
+    table = panel.summary.table
+    header = table.horizontalHeader()
+    for result in (empty_result, real_result, empty_result):
+        panel.show_result(result)
+        assert [header.sectionResizeMode(c) for c in range(3)] == [
+            QHeaderView.ResizeMode.Stretch, QHeaderView.ResizeMode.ResizeToContents,
+            QHeaderView.ResizeMode.ResizeToContents]
+        for column in (1, 2):
+            fits = min(VALUE_MAX_WIDTH, max(table.sizeHintForColumn(column), header.sectionSizeHint(column)))
+            qtbot.waitUntil(lambda column=column, fits=fits: header.sectionSize(column) == fits)
+
+
 def test_a_design_without_accelerators_says_not_computed(panel, empty_result):
     panel.show_result(empty_result)
     panel.summary_table_rows()  # draws every tab
