@@ -105,6 +105,21 @@ def test_summary_columns_fit_their_contents_after_every_result(panel, qtbot, emp
             qtbot.waitUntil(lambda column=column, fits=fits: header.sectionSize(column) == fits)
 
 
+def test_a_result_draws_the_shown_tab_now_and_a_hidden_one_when_it_is_opened(panel, qtbot, empty_result,
+                                                                              real_result):
+    # Hidden tabs are drawn in later turns of the event loop; one opened before its turn comes is
+    # drawn as it opens, with the newest result.
+    panel.show_result(empty_result)
+    panel.show_result(real_result)
+    assert panel.summary.page.showing_content
+    assert not panel.collectives.page.showing_content  # still the placeholder: not drawn yet
+    bar = panel.tabs.tabBar()
+    collectives = bar.tabRect(list(panel.sections).index("collectives")).center()
+    qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=collectives)
+    assert panel.tabs.currentWidget() is panel.collectives.page
+    assert panel.collectives.page.showing_content
+
+
 def test_a_design_without_accelerators_says_not_computed(panel, empty_result):
     panel.show_result(empty_result)
     panel.summary_table_rows()  # draws every tab
