@@ -86,6 +86,40 @@ def test_summary_elides_a_long_value_instead_of_squeezing_the_metric_names(panel
     assert header.sectionSize(0) >= 200  # the metric names stay readable
 
 
+def test_summary_columns_fit_their_contents_after_every_result(panel, qtbot, empty_result, real_result):
+    # The table is filled with its columns held at a fixed size (measuring them after each cell
+    # was slow): they must fit the new contents once it is filled, result after result.
+    from PySide6.QtWidgets import QHeaderView
+
+    from designer.ui.results.summary import VALUE_MAX_WIDTH
+
+    table = panel.summary.table
+    header = table.horizontalHeader()
+    for result in (empty_result, real_result, empty_result):
+        panel.show_result(result)
+        assert [header.sectionResizeMode(c) for c in range(3)] == [
+            QHeaderView.ResizeMode.Stretch, QHeaderView.ResizeMode.ResizeToContents,
+            QHeaderView.ResizeMode.ResizeToContents]
+        for column in (1, 2):
+            fits = min(VALUE_MAX_WIDTH, max(table.sizeHintForColumn(column), header.sectionSizeHint(column)))
+            qtbot.waitUntil(lambda column=column, fits=fits: header.sectionSize(column) == fits)
+
+
+def test_a_result_draws_the_shown_tab_now_and_a_hidden_one_when_it_is_opened(panel, qtbot, empty_result,
+                                                                              real_result):
+    # Hidden tabs are drawn in later turns of the event loop; one opened before its turn comes is
+    # drawn as it opens, with the newest result.
+    panel.show_result(empty_result)
+    panel.show_result(real_result)
+    assert panel.summary.page.showing_content
+    assert not panel.collectives.page.showing_content  # still the placeholder: not drawn yet
+    bar = panel.tabs.tabBar()
+    collectives = bar.tabRect(list(panel.sections).index("collectives")).center()
+    qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=collectives)
+    assert panel.tabs.currentWidget() is panel.collectives.page
+    assert panel.collectives.page.showing_content
+
+
 def test_a_design_without_accelerators_says_not_computed(panel, empty_result):
     panel.show_result(empty_result)
     panel.summary_table_rows()  # draws every tab

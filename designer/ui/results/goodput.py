@@ -18,6 +18,7 @@ from designer.engine.result import Result
 from designer.engine.summary import failed_text, part_label
 from designer.ui.results.fields import CheckedSpinBox, RefusalLabel
 from designer.ui.results.placeholder import Placeholder
+from designer.ui.results.tables import columns_sized_once
 
 
 def _figure(value) -> str:
@@ -93,16 +94,17 @@ def _table(columns: list[str]) -> QTableWidget:
 def _fill(table: QTableWidget, rows: list[list[str]], tints: dict[tuple[int, int], str] | None = None) -> None:
     table.setRowCount(len(rows))
     right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-    for r, row in enumerate(rows):
-        for c, text in enumerate(row):
-            cell = QTableWidgetItem(text)
-            cell.setToolTip(text)
-            if c:
-                cell.setTextAlignment(right)
-            tint = (tints or {}).get((r, c))
-            if tint:
-                cell.setForeground(QBrush(QColor(tint)))
-            table.setItem(r, c, cell)
+    with columns_sized_once(table):
+        for r, row in enumerate(rows):
+            for c, text in enumerate(row):
+                cell = QTableWidgetItem(text)
+                cell.setToolTip(text)
+                if c:
+                    cell.setTextAlignment(right)
+                tint = (tints or {}).get((r, c))
+                if tint:
+                    cell.setForeground(QBrush(QColor(tint)))
+                table.setItem(r, c, cell)
 
 
 WHAT_IF_NAMED = 5  # failures the what-if line names; the rest it counts

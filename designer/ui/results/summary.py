@@ -10,6 +10,7 @@ from designer.canvas import colors
 from designer.engine.result import Result
 from designer.engine.summary import format_value, summary_rows
 from designer.ui.results.placeholder import Placeholder
+from designer.ui.results.tables import columns_sized_once
 
 
 VALUE_MAX_WIDTH = 150  # px: the figures fit; a longer text is elided, whole in its tooltip
@@ -46,15 +47,16 @@ class SummaryTab:
         table = self.table
         table.setRowCount(len(rows))
         right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-        for r, (metric, value, unit) in enumerate(rows):
-            cells = [QTableWidgetItem(metric), QTableWidgetItem(format_value(value)), QTableWidgetItem(unit)]
-            cells[1].setTextAlignment(right)
-            cells[1].setData(Qt.ItemDataRole.UserRole, value)
-            cells[1].setToolTip(cells[1].text())
-            if metric == "Lint errors" and value > 0:
-                cells[1].setForeground(QBrush(QColor(colors.ERROR)))
-            for c, cell in enumerate(cells):
-                table.setItem(r, c, cell)
+        with columns_sized_once(table):
+            for r, (metric, value, unit) in enumerate(rows):
+                cells = [QTableWidgetItem(metric), QTableWidgetItem(format_value(value)), QTableWidgetItem(unit)]
+                cells[1].setTextAlignment(right)
+                cells[1].setData(Qt.ItemDataRole.UserRole, value)
+                cells[1].setToolTip(cells[1].text())
+                if metric == "Lint errors" and value > 0:
+                    cells[1].setForeground(QBrush(QColor(colors.ERROR)))
+                for c, cell in enumerate(cells):
+                    table.setItem(r, c, cell)
         self.page.show_content()
 
     def rows_shown(self) -> list[tuple[str, str, str]]:
