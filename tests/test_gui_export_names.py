@@ -14,6 +14,7 @@ from designer.io.examples import resolve_design_path
 from designer.io.files import load_design
 from designer.model.catalog import default_catalog
 from designer.ui.results.cost import money
+from tests.test_gui_failures import show_what_if
 
 STORAGE = "DDN AI400X2 (EXAScaler parallel file system appliance) (ddn-ai400x2)"
 
@@ -86,10 +87,7 @@ def test_the_exported_summary_of_a_what_if_has_the_degraded_figures_by_the_healt
     window.scene.select_ids(["spines.sw"])
     assert window.act_fail_one.isEnabled()
     window.act_fail_one.trigger()
-    qtbot.waitUntil(lambda: window.last_result is not None and window.last_result.degraded is not None,
-                    timeout=30_000)
-    assert window.scheduler.wait_idle(30_000)
-    goodput = _show_tab(window, "goodput")
+    goodput = show_what_if(window, qtbot)
     qtbot.waitUntil(lambda: goodput.degraded_table.rowCount() > 0, timeout=10_000)
     shown = goodput.rows_shown()
     summary = _export(window, window.act_export_summary, save_as, tmp_path / "summary.csv")

@@ -50,6 +50,23 @@ def right_click_at_and_choose(qtbot, window, scene_point, text: str) -> None:
     assert chosen == [True]
 
 
+def show_what_if(window, qtbot):
+    """Wait for the what-if's figures, then click the Goodput tab as a user would; its page."""
+    assert window.scheduler.wait_idle(30_000)
+    qtbot.waitUntil(lambda: window.last_result is not None and window.last_result.degraded is not None,
+                    timeout=30_000)
+    panel = window.results
+    bar = panel.tabs.tabBar()
+    qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(panel.tabs.indexOf(panel.goodput.page)).center())
+    assert panel.tabs.currentWidget() is panel.goodput.page
+    return panel.goodput
+
+
+def what_if_rows(window, qtbot) -> dict[str, tuple[str, ...]]:
+    """The Goodput tab's what-if table as shown, by figure."""
+    return {row[0]: row for row in show_what_if(window, qtbot).rows_shown()}
+
+
 def strike_of(node):
     lines = [child for child in node.plate.childItems() if isinstance(child, QGraphicsLineItem)]
     return lines[0] if lines else None
@@ -64,10 +81,7 @@ def test_right_click_fail_is_an_undo_step_drawn_struck_through_and_compared(supe
     node = window.scene.nodes["spines.sw"]
     strike = strike_of(node)
     assert strike is not None and strike.pen().color() == QColor(colors.FAILED)
-    assert window.scheduler.wait_idle(30_000)
-    qtbot.waitUntil(lambda: window.last_result.degraded is not None, timeout=30_000)
-    window.results.tabs.setCurrentWidget(window.results.goodput.page)
-    rows = {row[0]: row for row in window.results.goodput.rows_shown()}
+    rows = what_if_rows(window, qtbot)
     bisection = rows["Scale-out bisection (GB/s)"]
     assert bisection[1:3] == (f"{healthy_bisection:,.0f}", f"{healthy_bisection * 15 / 16:,.0f}")
     assert bisection[3].startswith(f"{-healthy_bisection / 16:+,.4g}") and "(-6.2%)" in bisection[3]
@@ -153,10 +167,7 @@ def test_one_leaf_of_one_unit_slows_the_allreduce_in_the_goodput_tab(superpod, q
     window = superpod
     right_click_and_choose(qtbot, window, "su.leaf3", "Fail One Copy")
     assert window.document.design.settings["failures"] == [{"target": "su.leaf3", "copies": 1}]
-    assert window.scheduler.wait_idle(30_000)
-    qtbot.waitUntil(lambda: window.last_result.degraded is not None, timeout=30_000)
-    window.results.tabs.setCurrentWidget(window.results.goodput.page)
-    rows = {row[0]: row for row in window.results.goodput.rows_shown()}
+    rows = what_if_rows(window, qtbot)
     assert rows["allreduce 8 GiB bus bandwidth (GB/s)"][1:3] == ("336.1", "310.5")
     assert "(-7.6%)" in rows["allreduce 8 GiB bus bandwidth (GB/s)"][3]
     assert rows["Scale-out injection per accelerator (achieved) (GB/s)"][1:3] == ("48.5", "42.44")
@@ -193,10 +204,7 @@ def test_a_failed_tpu_cube_shows_the_job_moved_to_a_slice_of_intact_cubes(make_w
     assert window.scheduler.wait_idle(30_000)
     right_click_and_choose(qtbot, window, "rack0", "Fail One Copy")
     assert window.document.design.settings["failures"] == [{"target": "rack0", "copies": 1}]
-    assert window.scheduler.wait_idle(30_000)
-    qtbot.waitUntil(lambda: window.last_result.degraded is not None, timeout=30_000)
-    window.results.tabs.setCurrentWidget(window.results.goodput.page)
-    text = window.results.goodput.whatif_label.text()
+    text = show_what_if(window, qtbot).whatif_label.text()
     assert "3,072 accelerators run the job, 64 cut off." in text
     assert ("The job moved to a 12 × 16 × 16 slice of 48 intact 4 × 4 × 4 blocks (3,072 chips), its torus closed "
             "again through the circuit switches: 540,806 tokens/s against ") in text
@@ -213,10 +221,7 @@ def test_a_failed_circuit_switch_shows_its_broken_lines_in_the_goodput_tab(make_
     assert window.scheduler.wait_idle(30_000)
     right_click_and_choose(qtbot, window, "ocs0-0", "Fail")
     assert window.document.design.settings["failures"] == [{"target": "ocs0-0"}]
-    assert window.scheduler.wait_idle(30_000)
-    qtbot.waitUntil(lambda: window.last_result.degraded is not None, timeout=30_000)
-    window.results.tabs.setCurrentWidget(window.results.goodput.page)
-    text = window.results.goodput.whatif_label.text()
+    text = show_what_if(window, qtbot).whatif_label.text()
     assert "4,096 accelerators run the job, 0 cut off." in text
     assert "16 of the 256 lines along x broken, rerouted over neighbouring lines" in text
     assert "no slice avoids it" in text

@@ -13,7 +13,7 @@ from designer.io.examples import resolve_design_path
 from designer.io.files import load_design, save_design
 from designer.model.catalog import default_catalog
 from designer.topologies import generate
-from tests.test_gui_failures import right_click_and_choose, strike_of
+from tests.test_gui_failures import right_click_and_choose, show_what_if, strike_of, what_if_rows
 from designer.ui.results import goodput
 
 
@@ -109,10 +109,7 @@ def test_one_copy_of_a_matched_group_fails_with_its_partners_and_shows_the_degra
     assert window.document.design.settings["failures"] == [{"target": "core", "copies": 1}]
     assert window.document.undo_stack.undoText() == "Fail One Copy"
     assert strike_of(window.scene.nodes["core"]) is not None
-    assert window.scheduler.wait_idle(30_000)
-    qtbot.waitUntil(lambda: window.last_result.degraded is not None, timeout=30_000)
-    window.results.tabs.setCurrentWidget(window.results.goodput.page)
-    page = window.results.goodput
+    page = show_what_if(window, qtbot)
     assert page.degraded_table.isVisible()
     rows = {row[0]: row for row in page.rows_shown()}
     assert rows["Accelerators in the job"][1:] == ("16,000", "16,000", "±0")
@@ -147,10 +144,7 @@ def test_some_copies_of_a_matched_group_fail_by_count_or_are_refused_where_group
     QTimer.singleShot(0, lambda: _answer_fail_copies(qtbot, "failCount", "3", seen))
     right_click_and_choose(qtbot, window, "core", "Fail Some Copies…")
     assert window.document.design.settings["failures"] == [{"target": "core", "copies": 3}]
-    assert window.scheduler.wait_idle(30_000)
-    qtbot.waitUntil(lambda: window.last_result.degraded is not None, timeout=30_000)
-    window.results.tabs.setCurrentWidget(window.results.goodput.page)
-    rows = {row[0]: row for row in window.results.goodput.rows_shown()}
+    rows = what_if_rows(window, qtbot)
     assert rows["Scale-out bisection (GB/s)"][1:3] == ("200,000", "170,000")  # 17 of 20 ways out of a block
 
     nested = make_window(nested_matched_groups())
@@ -166,11 +160,9 @@ def test_failing_everything_says_nothing_trains(superpod, qtbot):
     window.act_select_all.trigger()
     assert window.act_fail.isEnabled()
     window.act_fail.trigger()
-    assert window.scheduler.wait_idle(30_000)
-    qtbot.waitUntil(lambda: window.last_result.degraded is not None, timeout=30_000)
+    show_what_if(window, qtbot)
     degraded = window.last_result.degraded
     assert degraded.accelerators == 0 and degraded.cut_off == 1024 and degraded.figures
-    window.results.tabs.setCurrentWidget(window.results.goodput.page)
     label = window.results.goodput.whatif_label.text()
     assert "nothing trains" in label
     # Every top-level item and link is marked: the line names a few and counts the rest.

@@ -17,7 +17,7 @@ from designer.io.files import load_design, save_design
 from designer.model.catalog import default_catalog
 from designer.ui.dialogs import FailCopiesDialog
 from designer.ui.results.cost import money
-from tests.test_gui_failures import right_click_at_and_choose
+from tests.test_gui_failures import right_click_at_and_choose, what_if_rows
 
 
 def _open_example(make_window, qtbot, name: str, size: tuple[int, int] = (1400, 900)):
@@ -125,13 +125,6 @@ def _strike(node):
     return lines[0] if lines else None
 
 
-def _degraded_rows(window, qtbot) -> dict[str, tuple[str, ...]]:
-    assert window.scheduler.wait_idle(30_000)
-    qtbot.waitUntil(lambda: window.last_result.degraded is not None, timeout=30_000)
-    tab = _click_tab(window, qtbot, "goodput")
-    return {row[0]: row for row in tab.rows_shown()}
-
-
 def test_a_share_of_a_link_groups_optics_fails_from_the_right_click_menu(make_window, qtbot, tmp_path):
     # "2 % of optics": the app offered only Fail (every physical link) and Fail One Copy (items only).
     window = _open_example(make_window, qtbot, "nvidia-superpod-h100-4su")
@@ -152,7 +145,7 @@ def test_a_share_of_a_link_groups_optics_fails_from_the_right_click_menu(make_wi
     row = window.inspector.fields["what_if"]
     assert row.text() == "5% of 64 physical links failed: 3 (right-click ▸ Restore)"
     qtbot.waitUntil(lambda: row.height() >= row.heightForWidth(row.width()), timeout=10_000)
-    rows = _degraded_rows(window, qtbot)
+    rows = what_if_rows(window, qtbot)
     healthy, degraded = (float(v.replace(",", "")) for v in rows["Scale-out bisection (GB/s)"][1:3])
     assert degraded < healthy
 
@@ -180,7 +173,7 @@ def test_four_of_sixteen_spines_fail_by_count_and_the_bisection_drops_by_a_quart
     assert "What-if: 4 of 16 copies failed" in window.scene.tooltip_for("spines.sw")
     # A dashed strike: some of the copies (every copy failed is struck through solid, below).
     assert _strike(node).pen().style() == Qt.PenStyle.DashLine
-    rows = _degraded_rows(window, qtbot)
+    rows = what_if_rows(window, qtbot)
     assert rows["Scale-out bisection (GB/s)"][1:3] == ("25,600", "19,200")
     assert "(-25.0%)" in rows["Scale-out bisection (GB/s)"][3]
     assert "What-if: 4 of 16 × Spine failed" in window.results.goodput.whatif_label.text()
@@ -213,7 +206,7 @@ def test_a_share_of_every_link_on_a_medium_fails_and_restores_from_any_of_its_li
     nic_link = next(i for i in ndr if "nic" in i)
     assert ("What-if: 2% of every InfiniBand NDR (one 4x port) link failed: 31 of 1,536 physical links, spread "
             "evenly (2.6 of these 128)" in window.scene.tooltip_for(nic_link))
-    rows = _degraded_rows(window, qtbot)
+    rows = what_if_rows(window, qtbot)
     # The what-if line in the design's words, not the CLI's "ib-ndr:2%".
     assert "What-if: 2% of every InfiniBand NDR (one 4x port) link failed" in window.results.goodput.whatif_label.text()
     assert rows["Scale-out bisection (GB/s)"][1:3] == ("25,600", f"{25_600 * (1 - 31 / 1_536):,.0f}")
