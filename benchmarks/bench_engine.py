@@ -117,6 +117,45 @@ def run(gpus: int, catalog: Catalog, repeat: int = 3, template: str = "rail-fat-
     return best, peak / 2 ** 20, total
 
 
+def hand_drawn(servers: int, catalog: Catalog):
+    """A two-tier tree drawn by hand, every box at the top level or in a rack, nothing replicated:
+    `servers` DGX H100s, each in a rack of its own, 4 to a leaf QM9700, every leaf with 4 uplinks to
+    each of 8 spines (non-blocking: 32 NICs down, 32 cables up). What the flow model expands."""
+    from designer.model.design import Design
+    from designer.topologies.base import Builder
+
+    design = Design(name=f"hand-drawn {servers} servers")
+    builder = Builder(design, catalog)
+    spines = [builder.item(f"spine{j}", "switch", "qm9700", None, name=f"Spine {j}") for j in range(8)]
+    for s in range(servers):
+        leaf = f"leaf{s // 4}"
+        if s % 4 == 0:
+            builder.item(leaf, "switch", "qm9700", None, name=f"Leaf {s // 4}")
+            for spine in spines:
+                for _ in range(4):
+                    builder.link(leaf, spine, "ib-ndr", 1)
+        rack = builder.item(f"rack{s}", "rack", "rack-42u", None, name=f"Rack {s}")
+        for nic in builder.server(f"s{s}", "dgx-h100", rack)["nics"]:
+            builder.link(nic, leaf, "ib-ndr", 1)
+    return design
+
+
+def run_hand_drawn(servers: int, catalog: Catalog, repeat: int) -> None:
+    design = hand_drawn(servers, catalog)
+    gpus = servers * 8
+    plan = {"tp": 8, "pp": 1, "dp": servers, "mb": 1, "recompute": "full", "zero": 1}
+    evaluate(design, catalog, workload(plan))
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        result = evaluate(design, catalog, workload(plan))
+        best = min(best, time.perf_counter() - t)
+    print(f"hand-drawn: {gpus:,} accelerators, {len(design.items):,} drawn items, {len(design.links):,} links: "
+          f"{best:.3f} s (bisection {result.network.scale_out.bisection_gb_per_s:,.0f} GB/s)")
+    if gpus >= 512:
+        print("target hand-drawn 512 accelerators < 1 s:", "met" if best < 1.0 else "NOT met")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tiny", action="store_true", help="small sizes only, a few seconds")
@@ -156,6 +195,7 @@ def main(argv=None) -> int:
         best = training.auto_plan(fabric, workloads.preset(name))
         chosen = " ".join(f"{k}={v}" for k, v in best["plan"].items()) if best else "no plan fits"
         print(f"auto plan, {name} on {gpus:,} accelerators: {time.perf_counter() - t:.3f} s → {chosen}")
+    run_hand_drawn(8 if args.tiny else 64, catalog, 1 if args.tiny else 3)
     if not args.tiny:
         print("target 100k < 1 s:", "met" if times[sizes[2]] < 1.0 else "NOT met")
         print("target 1M within 3× of 1k:", "met" if times[sizes[3]] < 3 * times[sizes[0]] else "NOT met")

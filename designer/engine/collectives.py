@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from designer.engine import calibration as cal
+from designer.engine import flows as fl
 from designer.engine.network import HOST, SCALE_OUT, SCALE_UP, Fabric, host_feeds, links_among_first
 from designer.engine.workloads import WorkloadError
 from designer.model.errors import DesignerError
@@ -50,6 +51,9 @@ class Term:
     links: tuple = ()
     alike: tuple = ()
     carried: tuple = ()
+    # The flow model's loads (bytes per byte of S, per drawn link: its busiest copy one way), when
+    # the term is the flows' (`network_terms`); the utilization shows exactly these.
+    loads: np.ndarray | None = None
 
     @property
     def seconds_per_byte(self) -> float:
@@ -77,6 +81,7 @@ class Layout:
     r_dom: int  # ranks per scale-up domain
     m: int  # domains
     crossings: list  # (boundary, ranks per copy, concurrency)
+    concurrent: bool = False  # every group of this shape in the job runs at once
 
 
 def layout(fabric: Fabric, n: int, stride: int = 1, concurrent: bool = False) -> Layout:
@@ -87,7 +92,7 @@ def layout(fabric: Fabric, n: int, stride: int = 1, concurrent: bool = False) ->
         if r < n:
             c = max(1.0, b.accelerators / r) if concurrent else 1.0  # groups of this kind sharing the cut
             crossings.append((b, r, c))
-    return Layout(n, stride, r_dom, m, crossings)
+    return Layout(n, stride, r_dom, m, crossings, concurrent)
 
 
 def _ring_up_cap(fabric: Fabric) -> float:
@@ -113,6 +118,34 @@ def _link_indices(b) -> tuple:
     if hit is None:
         hit = b.__dict__["_link_indices"] = tuple(int(i) for i in b.links)
     return hit
+
+
+def flow_model(fabric: Fabric):
+    """The fabric's flow model where it is the reference: every design it expands, but a dragonfly,
+    whose adaptive routing (minimal or Valiant) the hierarchy model states (`shapes`)."""
+    return fabric.flows if fabric.bisection_cap is None else None
+
+
+def network_terms(fabric: Fabric, lay: Layout, pattern: str, amount: float, per_copy, uniform: bool = False
+                  ) -> list[Term]:
+    """What a phase sends between scale-up domains. With the flow model (`flow_model`), one term:
+    the flows of `pattern` ("ring", "chain", "tree", "pairs"; `amount` bytes per byte of S on each
+    hop) routed over the links as drawn, bounded by the most loaded link. Without it (a design
+    above the flow model's limit, a dragonfly), the hierarchy's cuts (`_boundary_terms`, with
+    `per_copy` traffic through each)."""
+    flows = flow_model(fabric)
+    if flows is None:
+        return _boundary_terms(lay, per_copy, uniform)
+    loads = flows.pattern_loads(pattern, lay.n, lay.stride, lay.concurrent, amount)
+    if loads.unrouted:
+        return [Term(1.0, 0.0, 0.0, "the links between the ranks' scale-up domains", SCALE_OUT)]
+    worst = fl.worst_link(flows, loads, cal.NET_EFFICIENCY)
+    if worst is None:
+        return []
+    edge, load, cap = worst
+    index = int(flows.edge_link[edge])
+    return [Term(load, cap * cal.NET_EFFICIENCY, cap, f"link {fabric.link_label(index)}", SCALE_OUT, (index,),
+                 loads=fl.drawn_loads(flows, loads, len(fabric.links)))]
 
 
 def _boundary_terms(lay: Layout, per_copy, uniform: bool = False) -> list[Term]:
@@ -317,7 +350,7 @@ def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
                 terms.append(_up_term(fabric, (r - 1) / n + cross_rail, ring_eff))
             if m > 1:
                 terms.append(_out_term(fabric, (n - r) / n))
-            terms += _boundary_terms(lay, lambda b, rx: rx * (n - rx) / n, uniform=True)
+            terms += network_terms(fabric, lay, "pairs", 1.0, lambda b, rx: rx * (n - rx) / n, uniform=True)
             lat = {p: cal.BASE_LATENCY["ring"][p] + (cal.NET_STEP_LATENCY["ring"][p] if m > 1 else step[p])
                    + (step[p] if cross_rail else 0.0)
                    for p in gen.protocols}
@@ -328,7 +361,7 @@ def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
             terms.append(_up_term(fabric, f, ring_eff))
         if m > 1:
             terms.append(_out_term(fabric, f / r))
-        terms += _boundary_terms(lay, lambda b, rx: f)
+        terms += network_terms(fabric, lay, "chain" if op == "broadcast" else "ring", f, lambda b, rx: f)
         return [Phase(terms, _ring_latency(fabric, steps, lay))]
     if algorithm == "tree":
         eff = ring_eff * cal.TREE_BANDWIDTH_FACTOR
@@ -339,7 +372,7 @@ def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
             out = _out_term(fabric, 2.0 / r)
             out.cap_eff *= cal.TREE_BANDWIDTH_FACTOR
             terms.append(out)
-        for t in _boundary_terms(lay, lambda b, rx: 2.0):
+        for t in network_terms(fabric, lay, "tree", 1.0, lambda b, rx: 2.0):
             t.cap_eff *= cal.TREE_BANDWIDTH_FACTOR
             terms.append(t)
         lat = {p: cal.BASE_LATENCY["tree"][p] + 2 * ((r - 1) * step[p]
@@ -360,7 +393,7 @@ def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
                                simple_only)
         if m > 1:
             if algorithm == "sharp":
-                inter_terms = [_out_term(fabric, 1.0 / r)] + _boundary_terms(lay, lambda b, rx: 1.0)
+                inter_terms = [_out_term(fabric, 1.0 / r)] + network_terms(fabric, lay, "ring", 1.0, lambda b, rx: 1.0)
                 levels = max(1, len(lay.crossings))
                 inter = Phase(inter_terms,
                               {"Simple": cal.SHARP_BASE_LATENCY + 2 * levels * cal.NET_STEP_LATENCY["ring"]["Simple"]},
@@ -441,7 +474,7 @@ def _across_domains(fabric: Fabric, op: str, lay: Layout) -> Phase:
     message through the cuts above it."""
     r, m = lay.r_dom, lay.m
     g = {"allreduce": 2 * (m - 1) / m}.get(op, (m - 1) / m)
-    terms = [_out_term(fabric, g / r)] + _boundary_terms(lay, lambda b, rx: g)
+    terms = [_out_term(fabric, g / r)] + network_terms(fabric, lay, "ring", g, lambda b, rx: g)
     steps = {"allreduce": 2 * (m - 1)}.get(op, m - 1)
     return Phase(terms, {p: cal.BASE_LATENCY["ring"][p] + steps * cal.NET_STEP_LATENCY["ring"][p]
                          for p in generation(fabric).protocols})
@@ -472,6 +505,18 @@ def lower_bound(fabric: Fabric, op: str, lay: Layout, in_network: bool) -> tuple
         return 1.0
 
     worst = gpu / (gpu_cap * 1e9) if gpu_cap > 0 else math.inf
+    flows = flow_model(fabric)
+    if flows is not None:
+        # The same traffic as the hierarchy's cuts below, as flows over the links drawn.
+        pattern = "pairs" if op == "alltoall" else "chain" if op == "broadcast" else "ring"
+        amount = 1.0 if op == "alltoall" else per_copy(fabric.domain_size)
+        loads = flows.pattern_loads(pattern, n, lay.stride, lay.concurrent, amount)
+        if loads.unrouted:
+            return math.inf
+        worst_edge = fl.worst_link(flows, loads, 1.0)
+        if worst_edge is not None:
+            worst = max(worst, worst_edge[1] / (worst_edge[2] * 1e9) if worst_edge[2] > 0 else math.inf)
+        return worst
     for b, rx, c in lay.crossings:
         cap = b.cap_raw * (b.uniform_share if op == "alltoall" else b.neighbour_share)
         value = per_copy(rx) * c / (cap * 1e9) if cap > 0 else math.inf
@@ -531,15 +576,28 @@ def link_utilization(fabric: Fabric, timing: Timing, size: float, ranks: int | N
     if not np.isfinite(t) or t <= 0 or not len(roles):
         return np.zeros(len(roles))
     per_role = np.zeros(int(roles.max()) + 1)
+    flowed = np.zeros(len(roles))
+    caps = _link_caps(fabric)
+    by_flows = flow_model(fabric) is not None
     for phase in timing.phases:
         for term in phase.terms:
+            if term.loads is not None:
+                # The flow model's loads, link by link: no symmetry assumed.
+                np.maximum(flowed, term.loads * size / np.where(caps > 0, caps * 1e9, math.inf) / t, out=flowed)
+                continue
             if term.traffic <= 0 or term.cap_raw <= 0 or not term.links:
                 continue
+            if by_flows and term.tier == SCALE_OUT:
+                continue  # the flows load the scale-out links themselves, each by what it carries
+            if by_flows and term.tier == SCALE_UP and not term.alike:
+                # Every server's scale-up links carry the ring's share, whether or not they are drawn
+                # alike (a server whose chassis differs from its neighbours').
+                term = replace(term, alike=_scale_up_links(fabric))
             u = term.traffic * size / (term.cap_raw * 1e9) / t
             np.maximum.at(per_role, roles[list(term.links + term.alike)], u)
             for links, cap in term.carried:
                 np.maximum.at(per_role, roles[list(links)], term.traffic * size / (cap * 1e9) / t)
-    util = per_role[roles]
+    util = np.maximum(per_role[roles], flowed)
     host, uplink, weight = host_feeds(fabric)
     if len(host):
         fed = np.zeros(len(util))
@@ -550,6 +608,20 @@ def link_utilization(fabric: Fabric, timing: Timing, size: float, ranks: int | N
         if used is not None:
             util = np.where(used, util, 0.0)
     return util
+
+
+def _link_caps(fabric: Fabric) -> np.ndarray:
+    hit = fabric.__dict__.get("_link_caps")
+    if hit is None:
+        hit = fabric.__dict__["_link_caps"] = np.array([info.cap for info in fabric.links], dtype=float)
+    return hit
+
+
+def _scale_up_links(fabric: Fabric) -> tuple:
+    hit = fabric.__dict__.get("_scale_up_links")
+    if hit is None:
+        hit = fabric.__dict__["_scale_up_links"] = tuple(info.index for info in fabric.links if info.tier == SCALE_UP)
+    return hit
 
 
 def parse_size(text: str) -> int:
@@ -634,6 +706,8 @@ def _row(fabric, op, algorithm, n, size, t, bound, protocol, bottleneck: Term | 
         link = fabric.links[index]
         row["bottleneck"] = {"link": link.id, "tier": link.tier if link.tier != HOST else SCALE_OUT,
                              "where": bottleneck.where}
+        if bottleneck.loads is not None:  # the flows' busiest link, by the names of its ends
+            row["bottleneck"]["name"] = fabric.link_label(index)
     return row
 
 

@@ -12,6 +12,7 @@ from designer.engine import cost as tco
 from designer.engine import failures as fail
 from designer.engine import goodput as gp
 from designer.engine import inventory as inv
+from designer.engine import streaming
 from designer.engine import training as train
 from designer.engine import workloads
 from designer.engine.network import build_fabric, network_summary
@@ -121,9 +122,20 @@ def performance(design: Design, catalog: Catalog, workload: dict | None, copies:
                 ) -> tuple[Network, tuple[CollectiveRow, ...], Training, Utilization]:
     """The network, collectives, training and utilization sections."""
     workload = workload if workload is not None else (design.settings.get("workload") or {})
+    # Weight-streaming systems (Cerebras) are joined by the interconnect their model states, not by links drawn.
+    streams = any(getattr(streaming.model_for(item.part), "weight_streaming", False)
+                  for item in design.items.values() if item.kind == "accelerator")
+    joined = None if streams else fail.connected_job(design, catalog)
+    job = None
+    if joined is not None:
+        # A job never spans accelerators with no path between them: it runs on the largest connected set.
+        design, size, total = joined
+        copies = chains = link_copies = None
+        job = (f"{size:,} of {total:,} accelerators are joined by links: collectives and training run on them, "
+               "the largest connected set (the others have no path to them)")
     fabric = build_fabric(design, catalog, copies, chains, link_copies, slowest_of)
     shape = classify_shape(fabric)
-    network = _network(network_summary(fabric), shape)
+    network = replace(_network(network_summary(fabric), shape), job=job)
     if fabric.rep is None:
         return network, (), Training(fits=False, why="the design has no accelerators"), Utilization(gpus=(), phases=())
     spec = dict(workload.get("collective") or {})

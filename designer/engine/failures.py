@@ -462,11 +462,22 @@ def degraded_design(design: Design, catalog: Catalog, failures: list[Failure]) -
         notes.append("the healthy design's accelerators are not all connected: only those of failed parts leave "
                      "the job, none for a lost path")
         return d, total - remaining, "; ".join(notes)
-    size, islands, keep = left[0]
-    for _, _, group in left[1:]:
-        for item_id in group:
-            if d.items.get(item_id) is not None and d.items[item_id].kind == "accelerator":
-                degrader.remove(item_id)
+    size = _keep_largest(degrader, left)
+    return d, total - size, "; ".join(notes) or None
+
+
+def _keep_largest(degrader: _Degrader, sets: list[tuple[int, int, set[str]]]) -> int:
+    """Leave only the largest connected set's accelerators (`components`, largest first) in the
+    degrader's design, one copy of it where it is an island of a replicated group; its size."""
+    d = degrader.design
+    size, islands, keep = sets[0]
+    # Accelerators hold nothing: taken out together, in one pass over the links.
+    gone = {item_id for _, _, group in sets[1:] for item_id in group
+            if d.items.get(item_id) is not None and d.items[item_id].kind == "accelerator"}
+    for item_id in gone:
+        del d.items[item_id]
+    for link_id in [l.id for l in d.links.values() if l.a in gone or l.b in gone]:
+        del d.links[link_id]
     if islands > 1:
         # One island runs the job: the containers that replicate it keep one copy.
         chains = d.chains()
@@ -476,7 +487,24 @@ def degraded_design(design: Design, catalog: Catalog, failures: list[Failure]) -
         for container in common or ():
             if d.items[container].count > 1:
                 d.items[container] = replace(d.items[container], count=1)
-    return d, total - size, "; ".join(notes) or None
+    return size
+
+
+def connected_job(design: Design, catalog: Catalog) -> tuple[Design, int, int] | None:
+    """Where not every accelerator is joined to the others by links: the design with only the
+    largest connected set's accelerators, which a collective or training job runs on, with (its
+    accelerators, all accelerators). None when they are all joined."""
+    items = design.items
+    chains = design.chains()
+    # Accelerators in no server are left out by the network model (lint names them), not a set.
+    sets = [c for c in components(design) if any(
+        items[i].kind == "accelerator" and any(items[a].kind == "server" for a in chains[i][1:]) for i in c[2])]
+    total = sum(size * islands for size, islands, _ in sets)
+    if not sets or sets[0][0] >= total:
+        return None
+    degrader = _Degrader(design, catalog)
+    size = _keep_largest(degrader, sets)
+    return degrader.design, size, total
 
 
 # -- comparison -------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from designer.engine import calibration as cal
+from designer.engine.flows import FlowNetwork, flow_network
 from designer.engine.inventory import multiplicities
 from designer.engine.torus_lines import TorusLines, torus_lines
 from designer.model.catalog import Catalog
@@ -136,6 +137,21 @@ class Fabric:
     # ((link indices, raw GB/s), ...): scale-up links between the representative server's switches,
     # which a ring over the server's accelerators crosses once each way (FabreX's two switches).
     up_carried: tuple = ()
+    # The design expanded for the flow model (engine.flows), None above its limit: the network
+    # terms of every collective and the scale-out bisection then come from the links as drawn.
+    flows: FlowNetwork | None = None
+
+    @property
+    def job_ranks(self) -> int:
+        """Accelerators of the largest connected set: a collective or a training job runs on them."""
+        if self.flows is not None and self.flows.components:
+            return len(self.flows.components[0])
+        return self.total_accelerators
+
+    def link_label(self, index: int) -> str:
+        """A drawn link as people read it: its two ends by name."""
+        info, items = self.links[index], self.design.items
+        return f"{items[info.a].label} – {items[info.b].label}"
 
     # -- helpers -----------------------------------------------------------------------------
     def boundary_for(self, n: int, stride: int = 1) -> list[tuple[Boundary, int]]:
@@ -204,6 +220,7 @@ def build_fabric(design: Design, catalog: Catalog, copies: dict | None = None, c
     _carried(fabric, chain)
     _in_network(fabric)
     _torus(fabric)
+    fabric.flows = flow_network(design, links, {a.id for a in accelerators})
     if slowest_of:
         _slowest_copies(fabric, slowest_of, chain)
     return fabric
@@ -590,7 +607,7 @@ def _carried(fabric: Fabric, chain) -> None:
             candidates.append((l, ka))
     if not candidates:
         return
-    levels = _switch_levels(fabric)
+    levels = switch_levels(fabric)
     holding = {i for a in fabric.accelerators for i in chain(a.id)}
     groups: dict[tuple, list] = {}
     for l, k in candidates:
@@ -750,7 +767,7 @@ def _torus_bisection(fabric: Fabric) -> float:
 
 # --- summary figures --------------------------------------------------------------------------------
 
-def _switch_levels(fabric: Fabric) -> dict[str, float]:
+def switch_levels(fabric: Fabric) -> dict[str, float]:
     """Distance of every item from the nearest accelerator in hops (pass-through switches: 0),
     computed once per fabric."""
     cached = fabric.__dict__.get("_levels")
@@ -869,15 +886,19 @@ def network_summary(fabric: Fabric) -> dict:
             continue
         value = n_copies / 2 * b.cap_raw
         scale_out_bisection = value if scale_out_bisection is None else min(scale_out_bisection, value)
+    if fabric.flows is not None and fabric.bisection_cap is None:
+        # The links as drawn: a minimum cut between the halves of the job, whatever containers are drawn.
+        drawn = fabric.flows.bisection()
+        scale_out_bisection = drawn if drawn is not None else scale_out_bisection
     if scale_out_bisection is not None and fabric.out_raw:
-        scale_out_bisection = min(scale_out_bisection, fabric.total_accelerators / 2 * fabric.out_raw)
+        scale_out_bisection = min(scale_out_bisection, fabric.job_ranks / 2 * fabric.out_raw)
     if scale_out_bisection is not None and fabric.bisection_cap is not None:
         scale_out_bisection = min(scale_out_bisection, fabric.bisection_cap)
     if fabric.torus_dims or fabric.torus_holes:
         up_bisection = _torus_bisection(fabric)
     else:
         up_bisection = g / 2 * fabric.up_raw if g > 1 else 0.0
-    levels = _switch_levels(fabric)
+    levels = switch_levels(fabric)
     oversub = _oversubscription(fabric, levels)
     tiers = {
         SCALE_UP: {

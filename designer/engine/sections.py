@@ -382,6 +382,8 @@ class Network:
     diameter_hops: float | None
     boundaries: tuple[BoundaryCut, ...]
     shape: FabricShape | None = None
+    # Set where not every accelerator is joined to the others: what the job runs on, and why.
+    job: str | None = None
 
     def as_dict(self) -> dict:
         if self.scale_up is None:
@@ -391,6 +393,8 @@ class Network:
                "diameter_hops": self.diameter_hops, "boundaries": [b.as_dict() for b in self.boundaries]}
         if self.shape is not None:
             out["shape"] = self.shape.as_dict()
+        if self.job is not None:
+            out["job"] = self.job
         return out
 
 

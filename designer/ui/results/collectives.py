@@ -132,7 +132,9 @@ class CollectivesTab:
         self.busbw_plot.setTitle(f"Bus bandwidth: {who}", **plotstyle.TITLE_STYLE)
         self.time_plot.enableAutoRange()
         self.busbw_plot.enableAutoRange()
-        self.info.setText(caption(op, by_algorithm, chosen_by_size))
+        text = caption(op, by_algorithm, chosen_by_size)
+        job = self._result.network.job
+        self.info.setText(f"{text}<br>{job[0].upper()}{job[1:]}." if job else text)
 
     def _emphasise(self, plot_key: str, item: pg.PlotDataItem, algorithm: str, chosen: bool) -> None:
         color = pg.mkPen(item.opts["pen"]).color()
