@@ -2,6 +2,7 @@ import pytest
 
 from designer.engine import evaluate
 from designer.engine.network import build_fabric, network_summary
+from designer.engine.workloads import WorkloadError
 from designer.model.catalog import default_catalog
 from designer.topologies import generate
 
@@ -125,22 +126,21 @@ def _two_unlinked_dgx():
     return design, catalog
 
 
-def test_no_path_between_servers_says_so():
+def test_no_path_between_servers_runs_the_job_on_the_largest_connected_set_and_says_so():
     import json
 
     design, catalog = _two_unlinked_dgx()
     result = evaluate(design, catalog)
     json.dumps(result.as_dict(), allow_nan=False)
     r = result.as_dict()
+    assert r["network"]["job"].startswith("8 of 16 accelerators are joined by links")
     rows = r["collectives"]
-    assert rows and all(x["ranks"] == 16 for x in rows)
-    for row in rows:
-        assert row["time_s"] is None and row["algbw_gb_per_s"] is None and row["busbw_gb_per_s"] is None
-        assert "no path" in row["why"] and row["bottleneck"]["name"] == "no path"
-        assert row["bottleneck"]["link"] is None and "no path" in row["bottleneck"]["why"]
+    # One server's 8 GPUs, joined by NVLink: every row timed over them, none over the 16.
+    assert rows and all(x["ranks"] == 8 and x["time_s"] and x["time_s"] > 0 for x in rows)
     t = r["training"]
-    assert t["timed"] is False and t["step_time_s"] is None and t["mfu"] is None
-    assert "no network path" in t["why"] and t["fits"] is None
+    assert t["timed"] is True and t["step_time_s"] > 0
+    plan = t["plan"]
+    assert plan["tp"] * plan["pp"] * plan["dp"] * plan["cp"] == 8
 
 
 def test_no_path_inside_one_server_is_still_timed():
@@ -149,9 +149,8 @@ def test_no_path_inside_one_server_is_still_timed():
     assert all(x["time_s"] and x["time_s"] > 0 for x in r["collectives"])
 
 
-def test_no_path_with_an_explicit_plan_reports_memory():
+def test_an_explicit_plan_over_accelerators_with_no_path_is_refused():
     design, catalog = _two_unlinked_dgx()
     plan = {"tp": 8, "pp": 1, "dp": 2, "mb": 1, "recompute": "selective", "zero": 1}
-    t = evaluate(design, catalog, {"training": {"model": "megatron-1.7b", "plan": plan}}).as_dict()["training"]
-    assert t["timed"] is False and t["step_time_s"] is None and "no network path" in t["why"]
-    assert t["memory_per_gpu_gib"]["total"] > 0 and t["plan"]["tp"] == 8
+    with pytest.raises(WorkloadError, match="= 16 but the design has 8 accelerators"):
+        evaluate(design, catalog, {"training": {"model": "megatron-1.7b", "plan": plan}})
