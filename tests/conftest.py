@@ -6,7 +6,7 @@ autosaves the user): the default catalogue is the shipped one."""
 import os
 import tempfile
 
-os.environ["QT_QPA_PLATFORM"] = "offscreen"
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the X11 tier sets xcb under xvfb-run
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="cluster-designer-test-config-")
 os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="cluster-designer-test-state-")  # autosaves
 
@@ -40,6 +40,9 @@ def make_window(qtbot, monkeypatch, app_process):
         window.resize(1400, 900)
         with qtbot.waitExposed(window):  # a context manager: it waits on leaving the block
             window.show()
+        # Shortcuts reach only the active window; on X11 a shown window is not active until asked.
+        with qtbot.waitActive(window):
+            window.activateWindow()
         if design is not None:
             window.document.reset(design, None)
             qtbot.waitUntil(lambda: not window.scene.building, timeout=60_000)

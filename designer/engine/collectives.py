@@ -20,7 +20,8 @@ import numpy as np
 
 from designer.engine import calibration as cal
 from designer.engine import flows as fl
-from designer.engine.network import HOST, SCALE_OUT, SCALE_UP, Fabric, host_feeds, links_among_first
+from designer.engine.network import (HOST, SCALE_OUT, SCALE_UP, Fabric, host_feeds, links_among_first,
+                                     switch_levels)
 from designer.engine.workloads import WorkloadError
 from designer.model.errors import DesignerError
 from designer.engine.result import rounded
@@ -394,7 +395,7 @@ def phases(fabric: Fabric, op: str, algorithm: str, lay: Layout) -> list[Phase]:
         if m > 1:
             if algorithm == "sharp":
                 inter_terms = [_out_term(fabric, 1.0 / r)] + network_terms(fabric, lay, "ring", 1.0, lambda b, rx: 1.0)
-                levels = max(1, len(lay.crossings))
+                levels = _reduction_levels(fabric, lay, inter_terms)
                 inter = Phase(inter_terms,
                               {"Simple": cal.SHARP_BASE_LATENCY + 2 * levels * cal.NET_STEP_LATENCY["ring"]["Simple"]},
                               simple_only)
@@ -608,6 +609,22 @@ def link_utilization(fabric: Fabric, timing: Timing, size: float, ranks: int | N
         if used is not None:
             util = np.where(used, util, 0.0)
     return util
+
+
+def _reduction_levels(fabric: Fabric, lay: Layout, terms: list[Term]) -> int:
+    """The switch tiers an in-network reduction climbs (a leaf 1, its spine 2): the highest switch
+    level at an end of a link the phase loads (the flows' links, or the links crossing the
+    outermost cut it crosses). At least 1."""
+    if any(term.loads is not None for term in terms):
+        loaded = [int(i) for term in terms if term.loads is not None for i in np.flatnonzero(term.loads > 0)]
+    elif lay.crossings:
+        loaded = [int(i) for i in lay.crossings[-1][0].links]
+    else:
+        loaded = []
+    levels, items = switch_levels(fabric), fabric.design.items
+    top = max((levels.get(end, 0.0) for i in loaded for end in (fabric.links[i].a, fabric.links[i].b)
+               if items[end].kind == "switch"), default=1.0)
+    return max(1, int(top)) if math.isfinite(top) else 1
 
 
 def _link_caps(fabric: Fabric) -> np.ndarray:

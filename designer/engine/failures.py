@@ -33,6 +33,8 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, replace
 
+import networkx as nx
+
 from designer.engine.network import build_fabric, is_passthrough, server_paths
 from designer.engine.result import Result, rounded
 from designer.engine.sections import Comparison, Degraded, Network, Plan
@@ -347,28 +349,14 @@ def components(design: Design) -> list[tuple[int, int, set[str]]]:
     items), largest first. A drawn set inside a replicated group with no link out of it stands for
     one island per copy of the group."""
     items = design.items
-    parent: dict[str, str] = {}
-
-    def find(x: str) -> str:
-        root = x
-        while parent.get(root, root) != root:
-            root = parent[root]
-        while parent.get(x, x) != root:
-            parent[x], x = root, parent[x]
-        return root
-
-    linked: set[str] = set()
-    for link in design.links.values():
-        if link.a in items and link.b in items and "cpu" not in (items[link.a].kind, items[link.b].kind):
-            linked.update((link.a, link.b))
-            ra, rb = find(link.a), find(link.b)
-            if ra != rb:
-                parent[ra] = rb
+    links = [(link.a, link.b) for link in design.links.values() if link.a in items and link.b in items
+             and "cpu" not in (items[link.a].kind, items[link.b].kind)]
+    linked = {end for pair in links for end in pair}
+    graph = nx.Graph()
+    # In the design's order: of two sets of one size, the one drawn first comes first.
+    graph.add_nodes_from(item_id for item_id, item in items.items() if item.kind == "accelerator" or item_id in linked)
+    graph.add_edges_from(links)
     chains = design.chains()
-    members: dict[str, set[str]] = {}
-    for item_id in items:
-        if items[item_id].kind == "accelerator" or item_id in linked:
-            members.setdefault(find(item_id), set()).add(item_id)
     mult: dict[str, int] = {}
 
     def multiplicity(item_id: str) -> int:
@@ -379,7 +367,7 @@ def components(design: Design) -> list[tuple[int, int, set[str]]]:
         return hit
 
     out = []
-    for group in members.values():
+    for group in nx.connected_components(graph):
         accelerators = sum(multiplicity(i) for i in group if items[i].kind == "accelerator")
         if not accelerators:
             continue

@@ -2,8 +2,8 @@
 
 The hierarchy model (`network`) reads cuts off the containers on one representative accelerator's
 chain, so a cut no container marks (a hand-drawn leaf with one uplink) is invisible to it and copies
-that differ are read as if they did not. This model reads the graph itself. A design whose physical
-copies fit under `FLOW_LIMIT` is expanded (`Design.expand`, one node per physical item) into:
+that differ are read as if they did not. This model reads the graph itself. A design of up to
+`FLOW_ACCELERATORS` accelerators is expanded (`Design.expand`, one node per physical item) into:
 
 - scale-up *domains*: accelerators joined by scale-up links (an NVLink server, an NVL72 rack, a
   torus), each with the NICs its accelerators have host links to, in drawn order (NIC k is rail k);
@@ -13,15 +13,17 @@ copies fit under `FLOW_LIMIT` is expanded (`Design.expand`, one node per physica
 A collective phase between domains is a set of flows, in bytes per byte of the message S, from a
 NIC of one domain to a NIC of another. As NCCL does, channel c of a transfer between two domains
 leaves its domain through NIC c mod k and enters the next through NIC c mod k', over lcm(k, k')
-channels (rail to rail where the counts agree); rings send to the next domain in rank order, trees to parent and
-children of a double binary tree over the domains, all-to-all between every pair. Flows follow
+channels (rail to rail where the counts agree); rings send to the next domain in rank order, trees
+to parent and children of a double binary tree over the domains, all-to-all between every pair.
+Flows follow
 shortest paths with ECMP: at every hop a flow is split evenly over the physical links that lead one
 hop closer to its destination. Loads add up per physical link and direction; a phase takes its
 most loaded link's load / (capacity × efficiency), which is its bottleneck.
 
-The same expansion gives the connected sets of accelerators (`components`) and the scale-out
-bisection as a minimum cut between the two halves of the accelerators in rank order (networkx
-max-flow). Above `FLOW_ACCELERATORS` the engine keeps the hierarchy's closed forms (docs/calibration.md).
+The scale-out bisection is a minimum cut (networkx max-flow) between the NICs of the two halves of
+the ranks. A design whose accelerators are not all joined reaches this model already shrunk to its
+largest connected set (`failures.connected_job`). Above `FLOW_ACCELERATORS` the engine keeps the
+hierarchy's closed forms (docs/calibration.md).
 """
 
 from __future__ import annotations
@@ -63,63 +65,38 @@ class LinkLoads:
 
 @dataclass
 class FlowNetwork:
-    """A design expanded for the flow model; built once per fabric (`flow_network`)."""
+    """A design expanded for the flow model; built once per fabric (`flow_network`). Ranks are the
+    fabric's accelerators in rank order, every physical copy."""
 
-    accelerators: list[str]  # physical accelerator nodes in rank order
     domain_of: np.ndarray  # per rank: its scale-up domain
-    domain_nics: list[list[int]]  # per domain: routing-graph node indices of its NICs, rail order
-    nodes: list[str]  # routing-graph nodes
-    is_nic: np.ndarray
+    domain_nics: list[list[int]]  # per domain: routing-graph nodes of its NICs, rail order
+    is_nic: np.ndarray  # per routing-graph node
     # routing-graph adjacency: node → [(neighbour, physical edge, +1 forward / -1 backward)]
     adjacency: list[list[tuple[int, int, int]]]
     edge_link: np.ndarray  # per physical edge: index into Fabric.links
     edge_cap: np.ndarray  # raw GB/s per direction
-    components: list[list[int]]  # ranks of each connected set of accelerators, largest first
-    _core_distance: dict = field(default_factory=dict)  # switch → {node: hops}
-    _cache: dict = field(default_factory=dict)
-
-    @property
-    def connected(self) -> bool:
-        return len(self.components) <= 1
+    _transit: nx.Graph | None = None  # the routing graph without its NICs (`_distances_to`)
+    _distances: dict = field(default_factory=dict)  # target nodes → {transit node: hops}
+    _routes: dict = field(default_factory=dict)  # (start, targets) → `_between_switches`
+    _patterns: dict = field(default_factory=dict)  # communicator shape → LinkLoads of one byte per hop
+    _bisection: list = field(default_factory=list)  # [the figure], once computed
 
     # -- routing ---------------------------------------------------------------------------------
     def _attached(self, nic: int) -> tuple[int, ...]:
-        """The transit nodes a NIC's links reach, each once (cached)."""
-        key = ("attached", nic)
-        hit = self._cache.get(key)
-        if hit is None:
-            hit = self._cache[key] = tuple(sorted({other for other, _, _ in self.adjacency[nic]
-                                                   if not self.is_nic[other]}))
-        return hit
-
-    def _down_links(self, nic: int) -> dict[int, list[tuple[int, int]]]:
-        """{transit node: [(physical edge, direction from that node)]} of a NIC's links (cached)."""
-        key = ("down", nic)
-        hit = self._cache.get(key)
-        if hit is None:
-            hit = {}
-            for other, e, sign in self.adjacency[nic]:
-                hit.setdefault(other, []).append((e, -sign))
-            self._cache[key] = hit
-        return hit
+        """The transit nodes a NIC's links reach, each once."""
+        return tuple(sorted({other for other, _, _ in self.adjacency[nic] if not self.is_nic[other]}))
 
     def _distances_to(self, targets: tuple[int, ...]) -> dict[int, int]:
         """Hops from every transit node to the nearest of `targets` (NICs do not forward)."""
-        hit = self._core_distance.get(targets)
+        hit = self._distances.get(targets)
         if hit is None:
-            hit = dict.fromkeys(targets, 0)
-            frontier = list(targets)
-            is_nic, adjacency = self.is_nic, self.adjacency
-            while frontier:
-                nxt = []
-                for node in frontier:
-                    d = hit[node] + 1
-                    for other, _, _ in adjacency[node]:
-                        if not is_nic[other] and other not in hit:
-                            hit[other] = d
-                            nxt.append(other)
-                frontier = nxt
-            self._core_distance[targets] = hit
+            if self._transit is None:
+                self._transit = nx.Graph()
+                self._transit.add_nodes_from(np.flatnonzero(~self.is_nic).tolist())
+                self._transit.add_edges_from((node, other) for node, neighbours in enumerate(self.adjacency)
+                                             if not self.is_nic[node]
+                                             for other, _, _ in neighbours if not self.is_nic[other])
+            hit = self._distances[targets] = nx.multi_source_dijkstra_path_length(self._transit, set(targets))
         return hit
 
     def _between_switches(self, start: int, targets: tuple[int, ...]):
@@ -127,7 +104,7 @@ class FlowNetwork:
         every hop over the physical links one hop closer: (edges, signs, shares) of the links it
         crosses and {target: share arriving there}. Cached: flows between two leaves share it."""
         key = (start, targets)
-        hit = self._cache.get(key)
+        hit = self._routes.get(key)
         if hit is not None:
             return hit
         distance = self._distances_to(targets)
@@ -135,7 +112,7 @@ class FlowNetwork:
         pending = {start: 1.0}
         levels: dict[int, list[int]] = defaultdict(list)
         levels[distance[start]].append(start)
-        edges, signs, shares, arrived = [], [], [], {}
+        edges, signs, shares = [], [], []
         for d in range(distance[start], 0, -1):
             for node in levels.pop(d, ()):
                 amount = pending.pop(node)
@@ -150,18 +127,20 @@ class FlowNetwork:
                         levels[d - 1].append(other)
                         pending[other] = 0.0
                     pending[other] += share
-        arrived = pending
-        hit = self._cache[key] = (np.array(edges, dtype=np.intp), np.array(signs), np.array(shares), arrived)
+        hit = self._routes[key] = (np.array(edges, dtype=np.intp), np.array(signs), np.array(shares), pending)
         return hit
 
     def route(self, flows: dict[tuple[int, int], float]) -> LinkLoads:
         """Loads of NIC-to-NIC flows {(source NIC, destination NIC): bytes per byte of S}, each
         split evenly, hop by hop, over the physical links one hop closer to its destination."""
-        forward = np.zeros(len(self.edge_link))
-        backward = np.zeros(len(self.edge_link))
-        unrouted = False
+        loads = LinkLoads(np.zeros(len(self.edge_link)), np.zeros(len(self.edge_link)))
         far = 1 << 30
         adjacency = self.adjacency
+        attached = {destination: self._attached(destination) for _, destination in flows}
+
+        def add(e: int, sign: int, amount: float) -> None:
+            (loads.forward if sign > 0 else loads.backward)[e] += amount
+
         # Flows between the same two transit nodes share their route: summed first, routed once.
         between: dict[tuple[int, tuple[int, ...]], float] = defaultdict(float)
         arrivals: dict[int, float] = defaultdict(float)  # destination NIC → what is routed to it
@@ -171,76 +150,76 @@ class FlowNetwork:
             direct = [(e, sign) for other, e, sign in adjacency[source] if other == destination]
             if direct:  # a NIC cabled to the other
                 for e, sign in direct:
-                    (forward if sign > 0 else backward)[e] += amount / len(direct)
+                    add(e, sign, amount / len(direct))
                 continue
-            targets = self._attached(destination)
+            targets = attached[destination]
             distance = self._distances_to(targets) if targets else {}
             best = min((distance.get(other, far) for other, _, _ in adjacency[source]), default=far)
             if best >= far:
-                unrouted = True
+                loads.unrouted = True
                 continue
             hops = [(other, e, sign) for other, e, sign in adjacency[source] if distance.get(other, far) == best]
-            share = amount / len(hops)
             for other, e, sign in hops:
-                (forward if sign > 0 else backward)[e] += share
-                between[(other, targets)] += share
+                add(e, sign, amount / len(hops))
+                between[(other, targets)] += amount / len(hops)
             arrivals[destination] += amount
         landed: dict[tuple[int, ...], dict[int, float]] = defaultdict(lambda: defaultdict(float))
         for (start, targets), amount in between.items():
             edges, signs, shares, arrived = self._between_switches(start, targets)
-            if len(edges):
-                np.add.at(forward, edges[signs > 0], amount * shares[signs > 0])
-                np.add.at(backward, edges[signs < 0], amount * shares[signs < 0])
+            up = signs > 0
+            np.add.at(loads.forward, edges[up], amount * shares[up])
+            np.add.at(loads.backward, edges[~up], amount * shares[~up])
             for node, share in arrived.items():
                 landed[targets][node] += amount * share
         # The last hop: what reached a destination's switches goes down its links. Flows to NICs on
         # the same switches were summed, so each destination takes its own flows' share of them.
         into: dict[tuple[int, ...], float] = defaultdict(float)
         for destination, amount in arrivals.items():
-            into[self._attached(destination)] += amount
+            into[attached[destination]] += amount
         for destination, own in arrivals.items():
-            targets = self._attached(destination)
-            fraction = own / into[targets]
-            down_links = self._down_links(destination)
-            for node, amount in landed[targets].items():
-                down = down_links.get(node, ())
+            fraction = own / into[attached[destination]]
+            for node, amount in landed[attached[destination]].items():
+                down = [(e, -sign) for other, e, sign in adjacency[destination] if other == node]
                 for e, sign in down:
-                    (forward if sign > 0 else backward)[e] += amount * fraction / len(down)
-        return LinkLoads(forward, backward, unrouted)
+                    add(e, sign, amount * fraction / len(down))
+        return loads
 
     # -- collectives as flows ----------------------------------------------------------------------
-    def groups(self, n: int, stride: int, concurrent: bool, ranks: list[int] | None = None) -> list[list[int]]:
-        """The communicators a phase runs: n ranks every `stride`-th, from the first rank of the job
-        (`ranks`: the job's ranks, by default the largest connected set); `concurrent`: every such
-        group tiling the job at once (a data-parallel group beside the others)."""
-        job = ranks if ranks is not None else self.components[0] if self.components else []
+    def groups(self, n: int, stride: int, concurrent: bool) -> list[list[int]]:
+        """The communicators a phase runs: n ranks every `stride`-th from the first rank; with
+        `concurrent`, every such group tiling the ranks at once (a data-parallel group beside the
+        others)."""
+        ranks = len(self.domain_of)
         span = n * stride
+        if span - stride + 1 > ranks:
+            raise ValueError(f"a communicator of {n:,} ranks every {stride:,} does not fit in {ranks:,}")
         out = []
-        blocks = max(1, len(job) // span) if concurrent else 1
-        for block in range(blocks):
+        for block in range(max(1, ranks // span) if concurrent else 1):
             for offset in range(stride if concurrent else 1):
                 members = [block * span + offset + i * stride for i in range(n)]
-                if members[-1] >= len(job):
-                    continue
-                out.append([job[m] for m in members])
+                if members[-1] < ranks:
+                    out.append(members)
         return out
 
-    def pattern_loads(self, pattern: str, n: int, stride: int, concurrent: bool, amount: float = 1.0,
-                      ranks: list[int] | None = None) -> LinkLoads:
+    def pattern_loads(self, pattern: str, n: int, stride: int, concurrent: bool, amount: float = 1.0) -> LinkLoads:
         """The loads of one phase's flows between domains, for `amount` bytes per byte of S on each
-        hop (ring, chain) or tree edge; all-to-all moves S/n between every two ranks. Cached."""
-        key = (pattern, n, stride, concurrent, None if ranks is None else tuple(ranks))
-        hit = self._cache.get(key)
-        if hit is not None:  # loads grow with the amount: one routing per shape
-            return LinkLoads(hit.forward * amount, hit.backward * amount, hit.unrouted)
+        hop (ring, chain) or tree edge; all-to-all moves S/n between every two ranks. Loads grow
+        with the amount: one routing per communicator shape, cached."""
+        key = (pattern, n, stride, concurrent)
+        unit = self._patterns.get(key)
+        if unit is None:
+            unit = self._patterns[key] = self.route_between_domains(self._between_domains(pattern, n, stride,
+                                                                                          concurrent))
+        return LinkLoads(unit.forward * amount, unit.backward * amount, unit.unrouted)
+
+    def _between_domains(self, pattern: str, n: int, stride: int, concurrent: bool) -> dict[tuple[int, int], float]:
+        """{(domain, domain): bytes per byte of S} the groups of a pattern send between domains."""
         between: dict[tuple[int, int], float] = defaultdict(float)
-        domain_of = self.domain_of
-        for members in self.groups(n, stride, concurrent, ranks):
-            domains = [int(domain_of[m]) for m in members]
+        for members in self.groups(n, stride, concurrent):
+            domains = [int(d) for d in self.domain_of[members]]
             if pattern in ("ring", "chain"):
-                count = len(domains) if pattern == "ring" else len(domains) - 1
-                for i in range(count):
-                    a, b = domains[i], domains[(i + 1) % len(domains)]
+                hops = zip(domains, domains[1:] + domains[:1] if pattern == "ring" else domains[1:])
+                for a, b in hops:
                     if a != b:
                         between[(a, b)] += 1.0
             elif pattern == "tree":
@@ -258,59 +237,55 @@ class FlowNetwork:
                             between[(a, b)] += ca * cb / len(members)
             else:
                 raise ValueError(f"unknown flow pattern {pattern!r}")
+        return between
+
+    def route_between_domains(self, between: dict[tuple[int, int], float]) -> LinkLoads:
+        """Domain-to-domain traffic as NIC-to-NIC flows, channel c through NIC c mod k (`MAX_CHANNELS`),
+        routed; unrouted where a domain that sends or receives has no NIC cabled."""
         flows: dict[tuple[int, int], float] = defaultdict(float)
-        unrouted = False
+        stranded = False
         for (a, b), total in between.items():
             nics_a, nics_b = self.domain_nics[a], self.domain_nics[b]
             if not nics_a or not nics_b:
-                unrouted = True
+                stranded = True
                 continue
             channels = min(math.lcm(len(nics_a), len(nics_b)), MAX_CHANNELS)
             for c in range(channels):
                 flows[(nics_a[c % len(nics_a)], nics_b[c % len(nics_b)])] += total / channels
         loads = self.route(flows)
-        loads.unrouted = loads.unrouted or unrouted
-        self._cache[key] = loads
-        return LinkLoads(loads.forward * amount, loads.backward * amount, loads.unrouted)
+        loads.unrouted = loads.unrouted or stranded
+        return loads
 
     # -- figures ------------------------------------------------------------------------------------
     def bisection(self) -> float | None:
-        """Raw GB/s one way between the two halves of the largest connected set in rank order: a
-        minimum cut, by max-flow, between the NICs of each half's ranks. Cached."""
-        if "bisection" not in self._cache:
-            self._cache["bisection"] = self._bisection()
-        return self._cache["bisection"]
+        """Raw GB/s one way between the two halves of the ranks in rank order: a minimum cut, by
+        max-flow, between the NICs of each half's ranks (a domain the halves cut gives each side the
+        share of its NICs, in rail order, that its ranks there have). None within one domain."""
+        if not self._bisection:
+            self._bisection.append(self._min_cut_between_halves())
+        return self._bisection[0]
 
-    def _bisection(self) -> float | None:
-        job = self.components[0] if self.components else []
-        if len(set(int(self.domain_of[r]) for r in job)) < 2:
+    def _min_cut_between_halves(self) -> float | None:
+        ranks = len(self.domain_of)
+        if len(set(self.domain_of.tolist())) < 2:
             return None
-        # The first half of the ranks on one side; a domain the halves cut gives each side the share
-        # of its NICs, in rail order, that its ranks on that side have.
-        in_first: dict[int, int] = defaultdict(int)
-        size: dict[int, int] = defaultdict(int)
-        for position, r in enumerate(job):
-            d = int(self.domain_of[r])
-            size[d] += 1
-            in_first[d] += position < len(job) // 2
+        size = np.bincount(self.domain_of, minlength=len(self.domain_nics))
+        in_first = np.bincount(self.domain_of[:ranks // 2], minlength=len(self.domain_nics))
         first, second = [], []
-        for d in size:
-            nics = self.domain_nics[d]
-            cut = round(len(nics) * in_first[d] / size[d])
-            first += nics[:cut]
-            second += nics[cut:]
+        for d, nics in enumerate(self.domain_nics):
+            if size[d]:
+                cut = round(len(nics) * in_first[d] / size[d])
+                first += nics[:cut]
+                second += nics[cut:]
         graph = nx.DiGraph()
         for node, neighbours in enumerate(self.adjacency):
             for other, e, _ in neighbours:
-                cap = float(self.edge_cap[e])
                 if graph.has_edge(node, other):
-                    graph[node][other]["capacity"] += cap
+                    graph[node][other]["capacity"] += float(self.edge_cap[e])
                 else:
-                    graph.add_edge(node, other, capacity=cap)
-        for nic in first:
-            graph.add_edge("first", nic)  # no capacity: unbounded
-        for nic in second:
-            graph.add_edge(nic, "second")
+                    graph.add_edge(node, other, capacity=float(self.edge_cap[e]))
+        graph.add_edges_from(("first", nic) for nic in first)  # no capacity: unbounded
+        graph.add_edges_from((nic, "second") for nic in second)
         if "first" not in graph or "second" not in graph:
             return 0.0
         return float(nx.maximum_flow_value(graph, "first", "second"))
@@ -349,11 +324,11 @@ def physical_count(design: Design) -> int:
 
 def flow_network(design: Design, links: list, accelerator_ids: set[str], limit: int = FLOW_LIMIT
                  ) -> FlowNetwork | None:
-    """The flow model's view of a design (None above `limit` physical copies). `links`: the
-    fabric's `LinkInfo`s (the links the network model counts); `accelerator_ids`: the drawn
-    accelerators it counts (those in a server)."""
-    accelerators = sum(design.multiplicity(i) for i in accelerator_ids)
-    if accelerators > FLOW_ACCELERATORS or physical_count(design) > limit:
+    """The flow model's view of a design (None above `FLOW_ACCELERATORS` or `limit` physical
+    copies). `links`: the fabric's `LinkInfo`s (the links the network model counts);
+    `accelerator_ids`: the drawn accelerators it counts (those in a server)."""
+    if (sum(design.multiplicity(i) for i in accelerator_ids) > FLOW_ACCELERATORS
+            or physical_count(design) > limit):
         return None
     expanded = design.expand(limit)
     items = design.items
@@ -362,6 +337,7 @@ def flow_network(design: Design, links: list, accelerator_ids: set[str], limit: 
     chains = design.chains()
 
     def rank_key(node: str) -> tuple:
+        """Topology order of a physical copy: the drawn order, copy by copy of each group outermost first."""
         data = expanded.nodes[node]
         path = iter(data["copy"])
         key = []
@@ -374,71 +350,54 @@ def flow_network(design: Design, links: list, accelerator_ids: set[str], limit: 
     accelerators = sorted((node for node, data in expanded.nodes(data=True) if data["item"] in accelerator_ids),
                           key=rank_key)
     rank_of = {node: r for r, node in enumerate(accelerators)}
-    # Scale-up domains and connected sets: networkx components over the links the model counts.
-    scale_up, whole = nx.Graph(), nx.Graph()
+    scale_up = nx.Graph()
     scale_up.add_nodes_from(accelerators)
-    whole.add_nodes_from(accelerators)
-    routing_edges = []
-    host_links: list[tuple[str, str]] = []
+    routing = []
+    host_links: list[tuple[str, str]] = []  # (accelerator, NIC)
     for a, b, data in expanded.edges(data=True):
         info = info_of.get(data["link"])
         if info is None:
             continue
-        whole.add_edge(a, b)
         if info.tier == SCALE_UP:
             scale_up.add_edge(a, b)
         elif info.tier == HOST:
             host_links.append((a, b) if a in rank_of else (b, a))
         else:
-            routing_edges.append((a, b, info))
+            routing.append((a, b, info))
+    # Scale-up domains: networkx components of the scale-up links, numbered by their first rank.
+    domains = sorted(sorted(rank_of[node] for node in nodes if node in rank_of)
+                     for nodes in nx.connected_components(scale_up))
+    domains = [ranks for ranks in domains if ranks]
     domain_of = np.zeros(len(accelerators), dtype=np.intp)
-    domains: list[list[int]] = []
-    for nodes in nx.connected_components(scale_up):
-        ranks = sorted(rank_of[node] for node in nodes if node in rank_of)
-        if ranks:
-            domains.append(ranks)
-    domains.sort()
     for d, ranks in enumerate(domains):
         domain_of[ranks] = d
-    components = sorted((sorted(rank_of[node] for node in nodes if node in rank_of)
-                         for nodes in nx.connected_components(whole)), key=lambda c: (-len(c), c[:1]))
-    components = [c for c in components if c]
-    nodes: list[str] = []
     index: dict[str, int] = {}
+    adjacency: list[list[tuple[int, int, int]]] = []
 
     def node_index(name: str) -> int:
         hit = index.get(name)
         if hit is None:
-            hit = index[name] = len(nodes)
-            nodes.append(name)
+            hit = index[name] = len(adjacency)
+            adjacency.append([])
         return hit
 
-    adjacency: list[list[tuple[int, int, int]]] = []
     edge_link, edge_cap = [], []
-    for a, b, info in routing_edges:
+    for a, b, info in routing:
         ia, ib = node_index(a), node_index(b)
-        while len(adjacency) < len(nodes):
-            adjacency.append([])
-        e = len(edge_link)
+        adjacency[ia].append((ib, len(edge_link), 1))
+        adjacency[ib].append((ia, len(edge_link), -1))
         edge_link.append(info.index)
         edge_cap.append(info.cap)
-        adjacency[ia].append((ib, e, 1))
-        adjacency[ib].append((ia, e, -1))
-    nic_nodes = {b for _, b in host_links}
-    for name in nic_nodes:
-        node_index(name)
-    while len(adjacency) < len(nodes):
-        adjacency.append([])
-    is_nic = np.array([items[expanded.nodes[name]["item"]].kind == "nic" for name in nodes], dtype=bool)
-    nic_key = {name: rank_key(name) for name in nic_nodes}
-    per_domain: list[list[str]] = [[] for _ in domains]
+    names = sorted(index, key=index.__getitem__)
+    is_nic = np.array([items[expanded.nodes[name]["item"]].kind == "nic" for name in names], dtype=bool)
+    per_domain: list[set[str]] = [set() for _ in domains]
     for accelerator, nic in host_links:
         # A NIC cabled to nothing (its leaf failed, or not yet drawn) carries no channel.
-        if nic in index and adjacency[index[nic]] and items[expanded.nodes[nic]["item"]].kind == "nic":
-            per_domain[int(domain_of[rank_of[accelerator]])].append(nic)
-    domain_nics = [[index[nic] for nic in sorted(set(names), key=nic_key.__getitem__)] for names in per_domain]
-    return FlowNetwork(accelerators, domain_of, domain_nics, nodes, is_nic, adjacency,
-                       np.array(edge_link, dtype=np.intp), np.array(edge_cap, dtype=float), components)
+        if nic in index and is_nic[index[nic]]:
+            per_domain[int(domain_of[rank_of[accelerator]])].add(nic)
+    domain_nics = [[index[nic] for nic in sorted(nics, key=rank_key)] for nics in per_domain]
+    return FlowNetwork(domain_of, domain_nics, is_nic, adjacency, np.array(edge_link, dtype=np.intp),
+                       np.array(edge_cap, dtype=float))
 
 
 def drawn_loads(net: FlowNetwork, loads: LinkLoads, drawn_links: int) -> np.ndarray:
@@ -454,7 +413,7 @@ def worst_link(net: FlowNetwork, loads: LinkLoads, efficiency: float) -> tuple[i
     per_edge = loads.per_edge()
     if not len(per_edge) or not per_edge.max() > 0:
         return None
-    seconds = per_edge / np.where(net.edge_cap > 0, net.edge_cap * efficiency, math.nan)
-    seconds = np.where(per_edge > 0, np.nan_to_num(seconds, nan=math.inf), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        seconds = np.where(per_edge > 0, per_edge / (net.edge_cap * efficiency), 0.0)
     e = int(np.argmax(seconds))
     return e, float(per_edge[e]), float(net.edge_cap[e])

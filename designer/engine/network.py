@@ -141,13 +141,6 @@ class Fabric:
     # terms of every collective and the scale-out bisection then come from the links as drawn.
     flows: FlowNetwork | None = None
 
-    @property
-    def job_ranks(self) -> int:
-        """Accelerators of the largest connected set: a collective or a training job runs on them."""
-        if self.flows is not None and self.flows.components:
-            return len(self.flows.components[0])
-        return self.total_accelerators
-
     def link_label(self, index: int) -> str:
         """A drawn link as people read it: its two ends by name."""
         info, items = self.links[index], self.design.items
@@ -891,7 +884,7 @@ def network_summary(fabric: Fabric) -> dict:
         drawn = fabric.flows.bisection()
         scale_out_bisection = drawn if drawn is not None else scale_out_bisection
     if scale_out_bisection is not None and fabric.out_raw:
-        scale_out_bisection = min(scale_out_bisection, fabric.job_ranks / 2 * fabric.out_raw)
+        scale_out_bisection = min(scale_out_bisection, fabric.total_accelerators / 2 * fabric.out_raw)
     if scale_out_bisection is not None and fabric.bisection_cap is not None:
         scale_out_bisection = min(scale_out_bisection, fabric.bisection_cap)
     if fabric.torus_dims or fabric.torus_holes:

@@ -137,7 +137,10 @@ class MainWindow(QMainWindow):
         action.setObjectName(name)
         if shortcut is not None:
             if isinstance(shortcut, (list, tuple)):
-                action.setShortcuts([QKeySequence(s) for s in shortcut])
+                # Each key once: a platform's standard keys may hold one given beside them (Redo is
+                # Ctrl+Shift+Z on X11), and a key bound twice to one action is ambiguous and does nothing.
+                sequences = {QKeySequence(s).toString(): QKeySequence(s) for s in shortcut}
+                action.setShortcuts(list(sequences.values()))
             else:
                 action.setShortcut(QKeySequence(shortcut))
         if tip:
@@ -182,7 +185,7 @@ class MainWindow(QMainWindow):
         stack = self.document.undo_stack
         # Fixed texts, so the toolbar never reflows; the step's name is in the tooltip.
         a("undo", "&Undo", stack.undo, keys.Undo)
-        a("redo", "&Redo", stack.redo, [QKeySequence(keys.Redo), QKeySequence("Ctrl+Shift+Z")])
+        a("redo", "&Redo", stack.redo, [*QKeySequence.keyBindings(keys.Redo), QKeySequence("Ctrl+Shift+Z")])
         stack.canUndoChanged.connect(self.act_undo.setEnabled)
         stack.canRedoChanged.connect(self.act_redo.setEnabled)
         stack.undoTextChanged.connect(lambda text: self._tell_step(self.act_undo, "Undo", text))
