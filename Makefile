@@ -13,8 +13,10 @@ X11_TESTS := tests/test_gui_canvas.py tests/test_gui_editor.py tests/test_gui_wi
 	tests/test_gui_drag.py tests/test_gui_document.py tests/test_gui_inspector.py tests/test_gui_new_user.py \
 	tests/test_gui_flow_bottleneck.py
 # Debian's X server and the xcb libraries Qt's xcb platform loads.
-X11_PACKAGES := xvfb xauth libxcb-cursor0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 \
-	libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-xinerama0 libxcb-xkb1 libegl1 libgl1
+X11_PACKAGES := xvfb xauth libx11-xcb1 libxcb1 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 \
+	libxcb-randr0 libxcb-render0 libxcb-render-util0 libxcb-shape0 libxcb-shm0 libxcb-sync1 libxcb-xfixes0 \
+	libxcb-xinerama0 libxcb-xkb1 libxkbcommon0 libxkbcommon-x11-0 libegl1 libgl1 libglib2.0-0 libfontconfig1 \
+	libdbus-1-3
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
