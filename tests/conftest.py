@@ -1,5 +1,6 @@
-"""Test environment and shared fixtures. Every test runs without a display (Qt's offscreen
-platform renders text and grabs windows) and with private configuration and state directories,
+"""Test environment and shared fixtures. Tests run without a display (Qt's offscreen platform
+renders text and grabs windows) unless QT_QPA_PLATFORM says otherwise (`make test-x11`: xcb,
+real windows under xvfb-run), and with private configuration and state directories,
 so the user's settings, recent files, own catalogue and autosaves never reach a test (nor a test's
 autosaves the user): the default catalogue is the shipped one."""
 
