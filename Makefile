@@ -35,7 +35,7 @@ test: $(STAMP)
 	$(BIN)/python benchmarks/bench_engine.py --tiny
 	$(BIN)/python benchmarks/bench_gui.py --tiny
 	$(BIN)/python benchmarks/bench_sweep.py --tiny
-	$(BIN)/python benchmarks/fuzz.py --count 50 --cli 3
+	$(BIN)/python benchmarks/fuzz.py --count 50 --cli 3 --surfaces 60 --kills 1
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 	@$(MAKE) --no-print-directory test-x11
 

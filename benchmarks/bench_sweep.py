@@ -20,7 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from designer.explore.runner import CsvRows, columns, dask_client, run_sweep  # noqa: E402
+from designer.explore.results import CsvRows, columns  # noqa: E402
+from designer.explore.runner import dask_client, run_sweep  # noqa: E402
 from designer.explore.spec import sweep_from_document  # noqa: E402
 
 
@@ -66,7 +67,7 @@ def run(points: int, workers: int, processes: bool = True) -> dict:
         load_end = os.getloadavg()[0]  # the last minute's average: mostly the run itself
         worker_cpu = sum(client.run(time.process_time).values()) - worker_cpu if processes else 0.0
         driver_cpu = time.process_time() - driver_cpu
-        sink.close()
+        sink.finish()
     # The machine may be shared: CPU seconds say what the points cost whatever else runs, and the
     # load average says how much else ran.
     return {"workers": workers, "points": total, "failed": progress.failed, "seconds": round(seconds, 2),

@@ -7,6 +7,8 @@ Each case must either work or be refused with one line naming the place; the run
 tried, tracebacks, hangs (over 10 s), peak memory, invalid outputs (`--json` that is not strict
 JSON) and refusals that are not one line naming the file, the option or the template. It exits 1
 if any of those is not zero or memory went over 1 GB. `--keep DIR` saves every failing case.
+`--surfaces N --kills K` adds the sweep, optimize, compare, --fail and output surfaces
+(benchmarks/fuzz_surfaces.py: special files, outputs that are inputs, rows lost, kill -9 midway).
 """
 
 from __future__ import annotations
@@ -385,6 +387,9 @@ def main() -> int:
                                                               "(default 3 %%; the hand-made cases always do)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep", type=Path, help="save every failing case in this folder")
+    parser.add_argument("--surfaces", type=int, default=0, help="cases on the sweep, optimize, compare, --fail and "
+                                                                "output surfaces too (benchmarks/fuzz_surfaces.py)")
+    parser.add_argument("--kills", type=int, default=0, help="of those, sweeps killed with SIGKILL midway")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     signal.signal(signal.SIGPROF, _alarm)
@@ -447,6 +452,10 @@ def main() -> int:
     for line in tally.failures[:20]:
         print("  " + line)
     bad = c["tracebacks"] + c["hangs"] + c["invalid outputs"] + c["unplaced refusals"] + c["over memory"]
+    if args.surfaces or args.kills:
+        import fuzz_surfaces
+
+        bad += fuzz_surfaces.report(fuzz_surfaces.run(args.surfaces, args.kills, args.seed))
     return 1 if bad else 0
 
 

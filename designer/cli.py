@@ -111,10 +111,24 @@ def add_explore_commands(sub) -> None:
 
 
 def add_dask_options(parser: argparse.ArgumentParser) -> None:
+    from designer.explore import runner
+
+    def workers(text: str) -> int:
+        try:
+            return runner.check_workers(int(text))
+        except (ValueError, runner.SweepRunError):
+            raise argparse.ArgumentTypeError(f"{printable(text)[:40]}: expected a whole number from 1 to "
+                                             f"{runner.max_workers()}") from None
+
     g = parser.add_argument_group("where the points run")
-    g.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://10.0.0.5:8786 "
-                                                          "(default: a local cluster of worker processes)")
-    g.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: one per core)")
+    g.add_argument("--scheduler", metavar="ADDRESS",
+                   help="an existing Dask scheduler, tcp://HOST:PORT or HOST:PORT, e.g. tcp://10.0.0.5:8786 (default: "
+                        f"a local cluster of worker processes); one that does not answer within "
+                        f"{runner.CONNECT_TIMEOUT_S:g} s, or has no worker for {runner.WORKERS_TIMEOUT_S:g} s, "
+                        "ends the run keeping the rows so far")
+    g.add_argument("--workers", type=workers, metavar="N",
+                   help=f"local worker processes, 1 to {runner.MAX_WORKERS_PER_CORE} per core "
+                        f"({runner.max_workers()} here, at most {runner.MAX_WORKERS}; default: one per core)")
 
 
 ENGINE_OPTIONS = ("op", "sizes", "algorithm", "ranks", "workload", "plan", "overlap", "global_batch", "seq",
@@ -190,6 +204,9 @@ def _mark_failures(design, catalog, texts: list[str], path) -> None:
     from designer.engine.failures import failures_of, parse_failure, unbuildable
 
     marked = list(design.settings.get("failures") or [])
+    # Looked up once per target, not per flag: thousands of flags on a big design stay linear.
+    copies_of: dict[str, int] = {}
+    media_in_use: set[str] | None = None
     for text in texts:
         try:
             failure = parse_failure(text)
@@ -197,13 +214,17 @@ def _mark_failures(design, catalog, texts: list[str], path) -> None:
             raise UsageError(f"--fail: {exc}") from None
         target = failure.target
         if target in design.items or target in design.links:
-            copies = (design.multiplicity(target) if target in design.items
-                      else design.link_copies(design.links[target]).instances)
+            copies = copies_of.get(target)
+            if copies is None:
+                copies = copies_of[target] = (design.multiplicity(target) if target in design.items
+                                              else design.link_copies(design.links[target]).instances)
             if failure.copies is not None and failure.copies > copies:
                 raise UsageError(f"--fail {text}: '{target}' has {copies:,} cop{'ies' if copies != 1 else 'y'} "
                                  f"in {path}, not {failure.copies:,}")
         elif target in catalog and catalog[target].kind == "medium":
-            if not any(link.medium == target for link in design.links.values()):
+            if media_in_use is None:
+                media_in_use = {link.medium for link in design.links.values()}
+            if target not in media_in_use:
                 raise UsageError(f"--fail {text}: no link of {path} uses medium '{target}'")
         else:
             # Ids may hold ':' too, so "spines.sw:x" is first looked up whole.
@@ -243,6 +264,7 @@ def cmd_new(args) -> int:
             raise UsageError(f"--set expects KEY=VALUE, got '{pair}'")
         key, value = pair.split("=", 1)
         params[key.strip()] = value.strip()
+    _check_outputs(args, [("-o", args.output)])
     design = generate(args.template, _catalog(args), **params)
     save_design(design, args.output)
     print(f"wrote {args.output}: {design.name}")
@@ -279,6 +301,10 @@ def cmd_export(args) -> int:
     from designer.canvas.tooltips import failure_words
     from designer.io.exports import bom_csv, result_json, summary_csv, write_export
 
+    from designer.io.examples import resolve_design_path
+
+    _check_outputs(args, [("--csv", args.csv), ("--bom", args.bom), ("--json", args.json_out)],
+                   resolve_design_path(args.file))
     design, catalog, result = _evaluate_file(args)
     write_export(args.csv, summary_csv(result, lambda text: failure_words(design, catalog, text)))
     written = [args.csv]
@@ -293,24 +319,45 @@ def cmd_export(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from pathlib import Path
-
-    from designer.engine.compare import compare, comparison_csv, comparison_table
-    from designer.io.exports import comparison_json
+    from designer.engine.compare import compare, comparison_table
+    from designer.io.exports import comparison_csv, comparison_json
 
     if len(args.files) < 2:
         raise UsageError("compare needs two or more designs")
-    results, names = [], []
+    results = []
     for file in args.files:
         args.file = file
         results.append(_evaluate_file(args).result)
-        names.append(Path(file).name.removesuffix(".cluster.json"))
-    comparison = compare(results, names)
+    comparison = compare(results, _compare_names(args.files))
     if args.json:
         print(comparison_json(comparison), end="")
     else:
         print(comparison_csv(comparison) if args.csv else comparison_table(comparison), end="")
     return 0
+
+
+def _compare_names(files: list[str]) -> list[str]:
+    """Each design's column name: its file name without `.cluster.json`, and where two different
+    files share it, as many parent folders as tell them apart (`a/pod`, `b/pod`)."""
+    import os
+
+    from designer.io.examples import resolve_design_path
+
+    paths = [os.path.abspath(resolve_design_path(file)) for file in files]
+    parts = [os.path.normpath(path).split(os.sep) for path in paths]
+    stems = [p[-1].removesuffix(".cluster.json") for p in parts]
+
+    def name(index: int, folders: int) -> str:
+        return "/".join([*parts[index][-1 - folders:-1], stems[index]])
+
+    names = []
+    for i, path in enumerate(paths):
+        others = [j for j in range(len(paths)) if paths[j] != path and stems[j] == stems[i]]
+        folders = 0
+        while any(name(i, folders) == name(j, folders) for j in others) and folders < len(parts[i]) - 2:
+            folders += 1
+        names.append(name(i, folders))
+    return names
 
 
 def _progress_printer():
@@ -361,29 +408,39 @@ def _stop_on_ctrl_c():
 
 
 def cmd_sweep(args) -> int:
-    from designer.explore.runner import CsvRows, ParquetRows, columns, dask_client, run_sweep
+    from designer.explore.results import CsvRows, ParquetRows, columns, require_pyarrow
+    from designer.explore.runner import dask_client, run_sweep
     from designer.explore.spec import load_sweep
 
     sweep = load_sweep(args.file, _catalog(args))
+    _check_outputs(args, [("-o", args.output)], args.file, sweep.base)
+    if args.parquet:
+        require_pyarrow()
     _quiet_dask()
-    header = columns(sweep)
-    sink = (ParquetRows if args.parquet else CsvRows)(args.output, header)
     show = _progress_printer()
-    written = [0]
-
-    def write(row: dict) -> None:
-        sink.write(row)
-        written[0] += 1
-
-    try:
-        with _stop_on_ctrl_c() as stop, dask_client(args.scheduler, args.workers) as client:
-            show(run_sweep(sweep, client, write, stop=stop, on_progress=show), final=True)
-    finally:
-        sink.close()  # whatever ends the run, every finished row is in the file
+    with _stop_on_ctrl_c() as stop, dask_client(args.scheduler, args.workers) as client:
+        # Opened only now the cluster answers: a run that cannot start replaces nothing.
+        sink = (ParquetRows if args.parquet else CsvRows)(args.output, columns(sweep))
+        print(f"rows go to {sink.temporary} until the run ends", file=sys.stderr)
+        try:
+            show(run_sweep(sweep, client, sink.write, stop=stop, on_progress=show), final=True)
+        except BaseException:
+            _end_rows(sink)
+            raise
+        _end_rows(sink)
     stopped = stop.is_set()
-    print(f"{'stopped: ' if stopped else ''}wrote {args.output}: {written[0]:,} rows of {sweep.count():,} points",
+    print(f"{'stopped: ' if stopped else ''}wrote {args.output}: {sink.written:,} rows of {sweep.count():,} points",
           file=sys.stderr)
     return 130 if stopped else 0
+
+
+def _end_rows(sink) -> None:
+    """Every finished row goes under the final name, however the run ends; a run that ends before
+    its first row leaves an existing file as it was."""
+    if sink.written:
+        sink.finish()
+    else:
+        sink.abandon()
 
 
 def cmd_optimize(args) -> int:
@@ -396,6 +453,8 @@ def cmd_optimize(args) -> int:
 
     catalog = _catalog(args)
     sweep = load_sweep(args.file, catalog)
+    if args.output:
+        _check_outputs(args, [("-o", args.output)], args.file, sweep.base)
     _quiet_dask()
     show = _progress_printer()
     with _stop_on_ctrl_c() as stop, dask_client(args.scheduler, args.workers) as client:
@@ -412,8 +471,23 @@ def cmd_optimize(args) -> int:
     return 0
 
 
+def _check_outputs(args, outputs: list[tuple[str, str | None]], *inputs) -> None:
+    """Refuse, before any work, an output that is not a regular file or a new name, lies in the
+    built-in examples, or is one of the command's inputs (with the catalogue and workload files)."""
+    from designer.io.outputs import check_outputs
+
+    read = [*inputs, getattr(args, "catalog", None)]
+    workload = getattr(args, "workload", None)
+    if workload and workload.endswith(".json"):
+        read.append(workload)
+    check_outputs([(option, path) for option, path in outputs if path is not None], [p for p in read if p])
+
+
 def cmd_gui(args) -> int:
     from designer.io.examples import default_example_path, resolve_design_path
+
+    if args.screenshot is not None and not args.screenshot.strip():
+        raise UsageError("--screenshot needs the PNG file to write, like --screenshot window.png")
     from designer.ui.app import run_app
 
     path = resolve_design_path(args.file) if args.file else default_example_path()
@@ -425,6 +499,29 @@ HANDLERS = {"templates": cmd_templates, "new": cmd_new, "examples": cmd_examples
             "sweep": cmd_sweep, "optimize": cmd_optimize}
 
 
+def _failure_flags(argv: list[str]) -> tuple[list[str], list[str]]:
+    """The `--fail X` / `--fail=X` flags taken out of `argv`, in order, before argparse sees them:
+    Python 3.11's argparse rescans every option for each one (quadratic: 50,000 flags took a
+    minute). Nothing after `--` is taken, and a `--fail` with no value is left for argparse to refuse."""
+    rest, failures = [], []
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        if arg == "--":
+            rest.extend(argv[index:])
+            break
+        if arg == "--fail" and index + 1 < len(argv) and not argv[index + 1].startswith("--"):
+            failures.append(argv[index + 1])
+            index += 2
+            continue
+        if arg.startswith("--fail="):
+            failures.append(arg.removeprefix("--fail="))
+        else:
+            rest.append(arg)
+        index += 1
+    return rest, failures
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # `cluster-designer FILE` opens FILE in the app.
@@ -434,7 +531,12 @@ def main(argv: list[str] | None = None) -> int:
     if not any(a in COMMANDS for a in argv) and not any(a in ("-h", "--help", "--version") for a in argv):
         argv.append("gui")
     parser = build_parser()
+    argv, failures = _failure_flags(argv)
     args = parser.parse_args(argv)
+    if failures:
+        if not hasattr(args, "fail"):
+            parser.error(f"--fail is not an option of `{args.command}`")
+        args.fail = failures + args.fail
     try:
         if args.catalog:
             _catalog(args)  # a bad catalogue is refused before any command runs
@@ -444,6 +546,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, as other tools do, and keep Python from
+        # complaining again when it flushes stdout at exit.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 def main_gui() -> int:

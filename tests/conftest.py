@@ -29,7 +29,11 @@ def make_window(qtbot, monkeypatch, app_process):
     """A shown main window (1400×900) on a design; closing never blocks on a question."""
     from PySide6.QtWidgets import QMessageBox
 
+    from PySide6.QtCore import QSettings
+
     monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.Discard))
+    # Each test starts with no recent files: an earlier test's saves would otherwise be listed.
+    QSettings("cluster-designer", "Cluster Designer").remove("recentFiles")
     windows = []
 
     def make(design=None, debounce_ms: int = 10, **options):

@@ -16,7 +16,8 @@ from designer.engine import evaluate
 from designer.engine.compare import compare, comparison_table
 from designer.engine.figures import FigureError, figure, figures
 from designer.explore.optimize import OptimizeError, optimize
-from designer.explore.runner import CsvRows, columns, run_sweep
+from designer.explore.results import CsvRows, columns
+from designer.explore.runner import run_sweep
 from designer.explore.spec import SweepError, design_of, sweep_from_document
 from designer.io.examples import resolve_design_path
 from designer.io.files import load_design
@@ -82,7 +83,7 @@ def test_a_stopped_sweep_keeps_the_rows_finished(client, tmp_path):
             stop.set()
 
     progress = run_sweep(sweep, client, on_row, stop=stop, batch=2)
-    sink.close()
+    sink.finish()
     with open(out, newline="") as handle:
         kept = list(csv.DictReader(handle))
     assert 10 <= len(kept) < 40
@@ -199,7 +200,11 @@ def test_an_answer_on_cost_names_the_unpriced_parts_its_designs_leave_out(client
 
 
 def test_optimize_on_a_figure_not_computed_says_so(client):
-    sweep = sweep_from_document({**OPTIMIZE, "goal": {"minimize": "cost.nothing"}}, "o.sweep.json")
+    with pytest.raises(SweepError, match=r"\$\.goal\.minimize: figure 'cost.nothing' is not computed"):
+        sweep_from_document({**OPTIMIZE, "goal": {"minimize": "cost.nothing"}}, "o.sweep.json")
+    # A figure that only some designs have, missing from every point: optimize says so at once.
+    sweep = sweep_from_document(OPTIMIZE, "o.sweep.json")
+    sweep.goal = ("minimize", "cost.nothing")
     with pytest.raises(OptimizeError, match="figure 'cost.nothing' is not computed"):
         optimize(sweep, client)
     with pytest.raises(FigureError, match="figure 'cost.nothing' is not computed"):

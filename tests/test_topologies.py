@@ -101,7 +101,7 @@ def test_pcie_fabric(catalog):
 @pytest.mark.parametrize("template,params,message", [
     ("rail-fat-tree", {"nodes": "many"}, "parameter 'nodes' must be a whole number"),
     ("rail-fat-tree", {"nodes": 0}, "parameter 'nodes' must be at least 1"),
-    ("rail-fat-tree", {"gpu": "h100-sxx"}, "parameter 'gpu': 'h100-sxx' is not a accelerator"),
+    ("rail-fat-tree", {"gpu": "h100-sxx"}, "parameter 'gpu': 'h100-sxx' is not an accelerator"),
     ("rail-fat-tree", {"switch": "cx7-ndr"}, "parameter 'switch'"),
     ("fat-tree", {"oversubscription": 0.5}, "parameter 'oversubscription' must be at least 1"),
     ("fat-tree", {"colour": "red"}, "unknown parameter 'colour'"),

@@ -24,7 +24,7 @@ from PySide6.QtSvg import QSvgGenerator
 from designer.canvas import colors
 from designer.canvas.scene import DesignScene
 from designer.document.turns import later
-from designer.io.files import move_into_place
+from designer.io.outputs import check_target, move_into_place
 
 MARGIN = 20  # scene units around the drawing
 # The largest image side and area: a 20,000-item design at 2× would otherwise need gigabytes.
@@ -62,9 +62,25 @@ def image_size(rect: QRectF, scale: float) -> tuple[int, int, float]:
 
 
 def _temporary_beside(path: str, suffix: str) -> str:
-    handle, temporary = tempfile.mkstemp(prefix=f".{Path(path).name}.", suffix=suffix, dir=Path(path).parent or ".")
+    """A new temporary file in the target's folder, after the target passed `check_target` (only a
+    regular file or a new name is written; raises OSError naming what stands there)."""
+    target = check_target(path)
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
     os.close(handle)
     return temporary
+
+
+def save_image(image: QImage, path: str | os.PathLike, kind: str = "PNG") -> None:
+    """Write `image` as the one checked writer does: beside the target, renamed into place.
+    Raises OSError; a failure leaves whatever was at `path` as it was."""
+    temporary = _temporary_beside(os.fspath(path), f".{kind.lower()}")
+    try:
+        if not image.save(temporary, kind):
+            raise OSError(f"cannot write {os.fspath(path)}")
+        move_into_place(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 class PngExport(QObject):

@@ -8,8 +8,6 @@ Plain data, no Qt: the CLI prints it (text, JSON, CSV) and the app's Compare win
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass
 
 from designer.engine.figures import direction, summary_key
@@ -203,24 +201,4 @@ def comparison_table(comparison: Comparison) -> str:
             what = ", ".join(sorted({c for c in change.changes if c}))
             lines.append(f"  {change.category:<12} {change.part:<24} {counts}  ({what})")
     return "\n".join(lines) + "\n"
-
-
-def comparison_csv(comparison: Comparison) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    header = ["key", "metric", "unit", *comparison.names]
-    for name in comparison.names[1:]:
-        header += [f"difference {name}", f"ratio {name}", f"verdict {name}"]
-    writer.writerow(header)
-    for row in (*comparison.rows, *comparison.cost, *comparison.goodput):
-        line = [row.key, row.metric, row.unit, *("" if v is None else v for v in row.values)]
-        for i in range(1, len(row.values)):
-            line += ["" if row.differences[i] is None else row.differences[i],
-                     "" if row.ratios[i] is None else row.ratios[i], row.verdicts[i]]
-        writer.writerow(line)
-    for change in comparison.bom:
-        writer.writerow([f"bom.{change.category}.{change.part}", change.name, "count", *change.quantities,
-                         *[x for i in range(1, len(change.quantities))
-                           for x in (change.quantities[i] - change.quantities[0], "", change.changes[i])]])
-    return buffer.getvalue()
 

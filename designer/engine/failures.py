@@ -15,7 +15,8 @@ The degraded design is built on a copy, never the user's design:
 - every copy of an item failed removes it, with what it holds and its links;
 - failed copies of a link take their share of its lanes away (the engine spreads traffic evenly
   over a link's copies), all of them remove it; a medium's failed copies are counted over all its
-  links and spread evenly over them;
+  links left (its marks add up, as an item's do) and spread evenly over them, all of them remove
+  every link of it;
 - accelerators no longer connected to the largest set are cut off: the job shrinks to that set.
 
 `degraded()` evaluates what is left with the same model (and plan where it still fits; else the
@@ -111,40 +112,74 @@ def failures_of(design: Design) -> list[Failure]:
             for entry in design.settings.get("failures") or ()]
 
 
-def merged_failures(design: Design, catalog: Catalog, failures: list[Failure]) -> tuple[list[Failure], list[str]]:
-    """The failures to apply, one per item or link, and notes on what they asked for.
+@dataclass(frozen=True)
+class MediumFailure:
+    """Some of a link medium's physical links out of service, from every mark of it: the marks'
+    counts add up (two of 50 % are every link), each counted over the links of it left when it
+    applies (`_Degrader.apply`: after the failures of every copy), capped at all of them."""
+
+    target: str
+    marks: tuple[Failure, ...]
+
+    def text(self) -> str:
+        return ", ".join(mark.text() for mark in self.marks)
+
+    def failed_of(self, total: int) -> int:
+        """How many of `total` physical links fail."""
+        return min(total, sum(mark.failed_of(total) for mark in self.marks))
+
+
+def medium_links(design: Design, medium: str) -> int:
+    """Physical links of `medium` in the design, over all its links: the pool a count or a share
+    of the medium is taken from."""
+    return sum(design.link_copies(link).instances for link in design.links.values() if link.medium == medium)
+
+
+def merged_failures(design: Design, catalog: Catalog,
+                    failures: list[Failure]) -> tuple[list[Failure | MediumFailure], list[str]]:
+    """The failures to apply, one per item, link or link medium, and notes on what they asked for.
 
     Marks of one target add up (one copy marked twice is two copies; a mark of every copy wins),
-    capped at the copies there are. Failures of every copy come first: a failure of something
-    inside one of them finds it gone, and no copy split out by a partial failure (`su:f1`) is left
-    standing by a later failure of the whole. A medium's marks apply to each of its links as given.
+    capped at the copies there are; a medium's copies are its physical links over all its links
+    (`medium_links`): marks adding up to all of them (50 % twice) fail the medium, exactly as its
+    mark of every copy does, fewer are one `MediumFailure`. Failures of every copy come first: a
+    failure of something inside one of them finds it gone, and no copy split out by a partial
+    failure (`su:f1`) is left standing by a later failure of the whole. One pass over the marks,
+    and one over the links per medium marked.
     Notes: a count above the copies there are, a medium no link of the design uses."""
     notes: list[str] = []
     by_target: dict[str, list[Failure]] = {}
     for failure in failures:
         by_target.setdefault(failure.target, []).append(failure)
     whole: list[Failure] = []
-    partial: list[Failure] = []
+    partial: list[Failure | MediumFailure] = []
     for target, marks in by_target.items():
         every = any(m.copies is None and m.percent is None for m in marks)
+        noun = "copies"
         if target in design.items:
             total = design.multiplicity(target)
         elif target in design.links:
             total = design.link_copies(design.links[target]).instances
-        else:
-            if (target in catalog and catalog[target].kind == "medium"
-                    and not any(link.medium == target for link in design.links.values())):
+        elif target in catalog and catalog[target].kind == "medium":
+            total, noun = medium_links(design, target), "physical links"
+            if not total:  # nothing to fail; the CLI refuses such a mark, a file's is only noted
                 notes.append(f"no link of the design uses medium '{target}': nothing of it failed")
-            (whole if every else partial).extend(marks)
+                continue
+        else:
+            (whole if every else partial).extend(marks)  # `_Degrader.apply` says what is unknown
             continue
         asked = sum(m.copies for m in marks if m.copies is not None)
         if not every and asked > total:
-            notes.append(f"{asked:,} copies of '{target}' marked failed, the design has {total:,}: every copy failed")
+            notes.append(f"{asked:,} {noun} of '{target}' marked failed, the design has {total:,}: every copy failed")
         failed = total if every else min(total, sum(m.failed_of(total) for m in marks))
         if failed >= total:
             whole.append(Failure(target))
-        else:
+        elif target in design.items or target in design.links:
             partial.append(Failure(target, copies=failed))
+        else:
+            # Counted again over the links left when it applies: a switch failed with it takes
+            # its links first, and 5 % is then 5 % of the rest.
+            partial.append(MediumFailure(target, tuple(marks)))
     return whole + partial, notes
 
 
@@ -159,7 +194,7 @@ def unbuildable(design: Design, catalog: Catalog, failures: list[Failure]) -> st
     if not partners:
         return None
     for failure in merged_failures(design, catalog, failures)[0]:
-        if failure.copies is None or failure.target not in design.items:
+        if failure.target not in design.items or failure.copies is None:
             continue  # every copy, or a link's lanes: nothing is split out
         chain = [failure.target, *(a.id for a in design.ancestors(failure.target))]
         total, failed = design.multiplicity(failure.target), failure.copies
@@ -237,7 +272,7 @@ class _Degrader:
         self.catalog = catalog
         self.splits = 0
 
-    def apply(self, failure: Failure) -> None:
+    def apply(self, failure: Failure | MediumFailure) -> None:
         d = self.design
         if failure.target in d.items:
             item = d.items[failure.target]
@@ -249,25 +284,30 @@ class _Degrader:
             # A medium's physical links are one pool: a count or a share of them fails spread
             # evenly over all of them, so a link drawn once among thousands (a mesh's) is thinned
             # with the rest, not taken away whole.
-            copies = {link.id: d.link_copies(link).instances for link in d.links.values()
-                      if link.medium == failure.target}
-            total = sum(copies.values())
-            failed = failure.failed_of(total)
-            for link_id, instances in copies.items():
-                self.fail_link(d.links[link_id], instances * failed / total)
+            links = [link for link in d.links.values() if link.medium == failure.target]
+            pool = sum(d.link_copies(link).instances for link in links)
+            failed = failure.failed_of(pool)
+            for link in links:
+                self.keep_share(link, (pool - failed) / pool)
         elif failure.target in self.healthy.items or failure.target in self.healthy.links:
             pass  # it went with something failed before it (its container, a link's end)
         else:
             raise DesignError(f"failure '{failure.text()}': no item, link or link medium '{failure.target}' "
                               "in the design")
 
-    def fail_link(self, link: Link, failed: float) -> None:
+    def fail_link(self, link: Link, failed: int) -> None:
         total = self.design.link_copies(link).instances
-        if failed >= total:
-            del self.design.links[link.id]
+        self.keep_share(link, (total - failed) / total)
+
+    def keep_share(self, link: Link, share: float) -> None:
+        """`link` keeps `share` of its lanes: fractional lanes, as the engine spreads a link's
+        traffic evenly over its copies. A link left with no lane is removed, not kept at 0 GB/s:
+        the accelerators only it joined are cut off and the job shrinks to what is still connected."""
+        lanes = link.lanes * share
+        if lanes > 0:
+            self.design.links[link.id] = replace(link, lanes=lanes)
         else:
-            # Lanes become fractional: the engine spreads a link's traffic evenly over its copies.
-            self.design.links[link.id] = replace(link, lanes=link.lanes * (total - failed) / total)
+            del self.design.links[link.id]
 
     def fail_item(self, item_id: str, failed: int) -> None:
         d = self.design

@@ -101,10 +101,16 @@ def performance_rows(result: Result) -> list[tuple[str, Any, str]]:
                      ("Memory per GPU", training.memory_per_gpu_gib.total, "GiB")]
         elif training.timed is False and training.fits is not False:
             # The reason is a sentence: the Training tab and the text report show it in full.
-            rows.append(("Training timed", "no: accelerators not all connected", ""))
+            rows.append(("Training timed", f"no: {_short_reason(training.why)}", ""))
         else:
             rows.append(("Training fits in memory", "no", ""))
     return rows
+
+
+def _short_reason(why: str | None) -> str:
+    if why and "no compute at" in why:
+        return "an accelerator has no compute at the training precision"
+    return "accelerators not all connected"
 
 
 # (goodput field, row name, unit): the summary's goodput rows, and a comparison's goodput block

@@ -579,6 +579,16 @@ def training(fabric: Fabric, spec: dict) -> tuple[dict, dict]:
         return {"fits": False, "why": "the design has no accelerators", "plan": None, "model": model.get("name")}, {}
     overlap = overlap_of(spec.get("overlap"))
     plan = spec.get("plan") or "auto"
+    precision = model.get("precision", "bf16")
+    if not _peak_tflops(fabric, precision):
+        # Every step would take forever: said so, not as a plan search that found nothing fitting.
+        read = " or ".join(dict.fromkeys((precision, "bf16", "fp16")))
+        chosen = plan if plan == "auto" else dict(validate_plan(fabric, model, plan, spec.get("accelerators")),
+                                                  auto=False)
+        return {"model": model.get("name"), "plan": chosen, "fits": None, "timed": False,
+                "why": f"training not timed: accelerator '{_part_id(fabric)}' has no compute at {precision} "
+                       f"(its catalogue peak_tflops gives {read} as 0 or not at all)",
+                **{k: None for k in _TIMED_KEYS}, "memory_per_gpu_gib": None}, {}
     streamed = streaming.model_for(_part_id(fabric))
     if streamed is not None and streamed.weight_streaming:
         if plan != "auto":

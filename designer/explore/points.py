@@ -35,7 +35,9 @@ _RUN_COST = ("cost.run_usd", "summary.training_run_cost_usd")
 
 BEST_SO_FAR = "cannot beat the best two so far: "
 
-_base_designs: dict[str, Design] = {}  # base design files a worker has read, by path
+# Base designs a worker read from their files (points sent without the sweep's `bases`), by
+# content (`spec.base_key`): an edited file is another key, never the old design again.
+_base_designs: dict[str, Design] = {}
 
 
 def bounds(design: Design, catalog: Catalog, workload: dict) -> dict[str, tuple[float, float]]:
@@ -91,17 +93,18 @@ def ruled_out(constraints: list[Constraint], known: dict[str, tuple[float, float
 
 
 def evaluate_point(point: dict, keep: list[str], constraints: list[Constraint], prune: bool = True,
-                   catalog: Catalog | None = None, beyond: tuple[Constraint, ...] = ()) -> dict[str, Any]:
+                   catalog: Catalog | None = None, beyond: tuple[Constraint, ...] = (),
+                   bases: dict[str, Design] | None = None) -> dict[str, Any]:
     """The row of one point. Never raises for a point that cannot be built or evaluated: its row
     says why, and the sweep goes on. `beyond`: bounds that only prune (an optimization's best
-    so far), never counted in `meets`."""
+    so far), never counted in `meets`. `bases`: the sweep's base designs by content."""
     catalog = catalog or default_catalog()
     recipe = point["recipe"]
     row: dict[str, Any] = {"point": point["point"], **point["axes"], **dict.fromkeys(keep),
                            "meets": False, "unpriced": None, "pruned": None, "error": None,
                            "design": recipe_text(recipe)}
     try:
-        design = design_of(recipe, catalog, _base_designs)
+        design = design_of(recipe, catalog, _base_designs if bases is None else bases)
         if prune:
             known = bounds(design, catalog, recipe["workload"])
             why = ruled_out(constraints, known)
@@ -125,10 +128,12 @@ def evaluate_point(point: dict, keep: list[str], constraints: list[Constraint], 
 
 
 def evaluate_points(points: list[dict], keep: list[str], constraints: list[Constraint], prune: bool = True,
-                    catalog: Catalog | None = None, beyond: tuple[Constraint, ...] = ()) -> list[dict[str, Any]]:
+                    catalog: Catalog | None = None, beyond: tuple[Constraint, ...] = (),
+                    bases: dict[str, Design] | None = None) -> list[dict[str, Any]]:
     """Several points in one task (a Dask task costs about a millisecond of scheduling), evaluated
-    with the driver's catalogue (`catalog`, sent once to each worker), not the worker's own."""
-    return [evaluate_point(point, keep, constraints, prune, catalog, beyond) for point in points]
+    with the driver's catalogue and base designs (`catalog`, `bases`: sent once to each worker),
+    not the worker's own files."""
+    return [evaluate_point(point, keep, constraints, prune, catalog, beyond, bases) for point in points]
 
 
 def _number(value) -> float | None:

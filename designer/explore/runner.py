@@ -10,17 +10,13 @@ the workers close cleanly; every finished row is kept."""
 from __future__ import annotations
 
 import contextlib
-import csv
 import itertools
-import json
 import os
 import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from designer.explore.points import evaluate_points
 from designer.explore.spec import Constraint, Sweep
@@ -30,29 +26,182 @@ from designer.model.errors import DesignerError
 BATCH = 8  # points per Dask task: a task's scheduling costs about as much as one small point
 IN_FLIGHT_PER_WORKER = 4  # batches queued per worker thread: enough that none waits, few enough to stay small
 
+# A local cluster: each worker process takes about 100 MB and the engine one core, so more than a
+# few per core only costs memory (99,999,999,999,999,999,999 of them grew to 21 GB before).
+MAX_WORKERS_PER_CORE = 4
+MAX_WORKERS = 256
+# How long a Dask fault may take to become one line (docs/limits.md). Tests lower them.
+CONNECT_TIMEOUT_S = 10.0  # reaching the scheduler and its answer: also Dask's own connect timeout
+WORKERS_TIMEOUT_S = 30.0  # a scheduler with no worker (none joined, or every one lost) for this long
+CHECK_EVERY_S = 2.0  # while no batch finishes, the scheduler is asked this often if it and its workers are there
+# tls:// needs certificates, ucx:// and ws:// other set-ups: none is offered. inproc:// is a scheduler
+# in this process (a LocalCluster without processes, as the app's tests use), reached by no network.
+SCHEMES = ("tcp", "inproc")
+
 
 class SweepRunError(DesignerError):
     pass
 
 
+def max_workers() -> int:
+    return min(MAX_WORKERS, MAX_WORKERS_PER_CORE * (os.cpu_count() or 1))
+
+
+def check_workers(workers: int) -> int:
+    """`workers` if a local cluster may have that many processes, else a SweepRunError."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= max_workers():
+        raise SweepRunError(f"{workers} worker processes: a local cluster has 1 to {max_workers()} "
+                            f"({MAX_WORKERS_PER_CORE} per core of this machine, at most {MAX_WORKERS})")
+    return workers
+
+
+def scheduler_address(text: str) -> str:
+    """`tcp://HOST:PORT` or `HOST:PORT` as Dask's `tcp://HOST:PORT` (or an `inproc://` address as it
+    is); another scheme, or no port, is refused before anything connects."""
+    from distributed.comm.addressing import parse_host_port, unparse_host_port
+
+    address = text.strip()
+    scheme, sep, location = address.partition("://")
+    if not sep:
+        scheme, location = "tcp", address
+    if scheme.lower() not in SCHEMES:
+        why = " (it needs certificates, which are not taken here)" if scheme.lower() == "tls" else ""
+        raise SweepRunError(f"Dask scheduler {address}: the scheme {scheme}:// is not supported{why}; give "
+                            "tcp://HOST:PORT or HOST:PORT")
+    if scheme.lower() == "inproc":
+        return address
+    try:
+        host, port = parse_host_port(location)
+    except (ValueError, TypeError):
+        host, port = "", 0
+    if not host or not isinstance(port, int) or not 1 <= port <= 65535:
+        raise SweepRunError(f"Dask scheduler {address}: expected tcp://HOST:PORT or HOST:PORT, with a port "
+                            "from 1 to 65535")
+    return f"tcp://{unparse_host_port(host, port)}"
+
+
+def _ask_scheduler(address: str) -> None:
+    """Dask's connect waits for the other end's handshake with no time limit, so a port that is no
+    Dask scheduler (an HTTP server, a listener that never answers) would hang the Client for ever:
+    ask the address what it is, within CONNECT_TIMEOUT_S, before the Client connects."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def identity():
+        # Dask retries a refused connection until its timeout: half the time, so that the refusal is
+        # what is told, not the outer limit.
+        comm = await connect(address, timeout=CONNECT_TIMEOUT_S / 2)
+        try:
+            await comm.write({"op": "identity", "reply": True})  # a worker takes no n_workers
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    loop = asyncio.new_event_loop()  # not asyncio.run, which leaves the thread with no current loop
+    try:
+        answer = loop.run_until_complete(asyncio.wait_for(identity(), CONNECT_TIMEOUT_S))
+    except TimeoutError:
+        raise SweepRunError(f"Dask scheduler {address}: no Dask answer within {CONNECT_TIMEOUT_S:g} s; "
+                            "is a Dask scheduler listening there?") from None
+    except OSError as exc:
+        raise SweepRunError(f"Dask scheduler {address}: cannot reach it ({_reason(exc)})") from None
+    except Exception:  # noqa: BLE001 - bytes from what is no Dask peer fail any way in decoding (MemoryError...)
+        raise SweepRunError(f"Dask scheduler {address}: the answer is not Dask's; is a Dask scheduler "
+                            "listening there?") from None
+    finally:
+        loop.run_until_complete(loop.shutdown_default_executor())
+        loop.close()
+    kind = answer.get("type") if isinstance(answer, dict) else None
+    if kind != "Scheduler":
+        raise SweepRunError(f"Dask scheduler {address}: it answers as {kind or 'something else'}, "
+                            "not as a Dask scheduler")
+
+
+def _reason(exc: BaseException) -> str:
+    """What an OSError from Dask comes to: the system's words for the first cause it wraps that has
+    them (`Connection refused`), else its own."""
+    cause: BaseException | None = exc
+    for _ in range(8):
+        if cause is None:
+            break
+        if isinstance(cause, OSError) and cause.strerror:
+            return cause.strerror
+        cause = cause.__cause__ or cause.__context__
+    return str(exc) or type(exc).__name__
+
+
+def _fault_of(client, address: str, exc: BaseException) -> SweepRunError | None:
+    """The one line for an error from Dask if the scheduler at `address` is gone or has no worker
+    left, else None (the error is not the cluster's)."""
+    if client.status != "running":
+        return SweepRunError(f"Dask scheduler {address}: lost the connection to it ({_reason(exc)})")
+    try:
+        workers = client.nthreads(callback_timeout=CONNECT_TIMEOUT_S)
+    except TimeoutError:
+        return SweepRunError(f"Dask scheduler {address}: did not answer within {CONNECT_TIMEOUT_S:g} s")
+    except OSError as again:
+        return SweepRunError(f"Dask scheduler {address}: lost the connection to it ({_reason(again)})")
+    if not workers:
+        return SweepRunError(f"Dask scheduler {address}: every worker was lost ({_reason(exc)})")
+    return None
+
+
+def _close(client) -> None:
+    """Closing a client whose scheduler is gone raises nothing, waits at most CONNECT_TIMEOUT_S and
+    logs nothing (Dask's "Failed to reconnect to scheduler after 10.00 seconds" comes at once when
+    the client is closed while reconnecting): the fault that ended the run is the one to tell."""
+    import logging
+
+    def quiet(_record) -> bool:
+        return False
+
+    log = logging.getLogger("distributed.client")
+    log.addFilter(quiet)
+    try:
+        with contextlib.suppress(OSError, RuntimeError):
+            client.close(timeout=CONNECT_TIMEOUT_S)
+    finally:
+        log.removeFilter(quiet)
+
+
 @contextlib.contextmanager
 def dask_client(scheduler: str | None = None, workers: int | None = None, processes: bool = True):
     """A Dask client: on the cluster at `scheduler` (an address like tcp://host:8786), else on a
-    local cluster of `workers` processes (default: one per core), one thread each (the engine is
-    Python and holds the GIL)."""
+    local cluster of `workers` processes (default: one per core, at most `max_workers()`), one
+    thread each (the engine is Python and holds the GIL). A scheduler that does not answer within
+    CONNECT_TIMEOUT_S, or has no worker within WORKERS_TIMEOUT_S, is a SweepRunError."""
     from dask.distributed import Client, LocalCluster
+    from distributed.client import ClosedClientError
 
     if scheduler:
+        address = scheduler_address(scheduler)
+        _ask_scheduler(address)
         try:
-            client = Client(scheduler, timeout="10s")
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise SweepRunError(f"Dask scheduler {scheduler}: cannot reach it ({exc})") from None
+            client = Client(address, timeout=CONNECT_TIMEOUT_S)
+        except (OSError, ValueError) as exc:
+            raise SweepRunError(f"Dask scheduler {address}: cannot reach it ({_reason(exc)})") from None
         try:
+            try:
+                client.wait_for_workers(1, timeout=WORKERS_TIMEOUT_S)
+            except TimeoutError:
+                raise SweepRunError(f"no workers joined the scheduler at {address} within "
+                                    f"{WORKERS_TIMEOUT_S:g} s") from None
+            except OSError as exc:
+                raise SweepRunError(f"Dask scheduler {address}: lost while waiting for workers "
+                                    f"({_reason(exc)})") from None
             yield client
+        except (OSError, ClosedClientError) as exc:
+            # Dask's own error from outside run_sweep's wait (its start: the catalogue sent to no
+            # worker), told in one line if the scheduler or its workers are indeed gone.
+            fault = _fault_of(client, address, exc)
+            if fault is None:
+                raise
+            raise fault from None
         finally:
-            client.close()
+            _close(client)
         return
-    workers = workers or os.cpu_count() or 1
+    workers = min(os.cpu_count() or 1, max_workers()) if workers is None else check_workers(workers)
     with _workers_ignore_ctrl_c():
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=":0")
     client = Client(cluster)
@@ -101,6 +250,85 @@ class Progress:
         return (self.total - self.done) / rate if rate > 0 else None
 
 
+class _Watch:
+    """Whether the scheduler of a run, and any worker of it, is still there, asked while no batch
+    finishes: a scheduler lost midway leaves futures that never finish, and tasks wait for ever on
+    a scheduler whose workers are all gone. Each ends the run in one line within a stated time."""
+
+    def __init__(self, client, progress: Progress):
+        self.client, self.progress = client, progress
+        self.address = getattr(client.scheduler, "address", None) or "?"
+        self.no_workers_since: float | None = None
+
+    def fault(self, what: str) -> SweepRunError:
+        return SweepRunError(f"Dask scheduler {self.address}: {what}, after {self.progress.done:,} of "
+                             f"{self.progress.total:,} points")
+
+    def check(self, cancelled: bool = False) -> None:
+        """Within CONNECT_TIMEOUT_S: raise if the scheduler is gone or has had no worker for
+        WORKERS_TIMEOUT_S (or has none now, for a batch that was `cancelled`)."""
+        if self.client.status != "running":
+            raise self.fault("lost the connection to it")
+        try:
+            nthreads = self.client.nthreads(callback_timeout=CONNECT_TIMEOUT_S)
+        except TimeoutError:
+            raise self.fault(f"did not answer within {CONNECT_TIMEOUT_S:g} s") from None
+        except OSError as exc:  # CommClosedError is one
+            raise self.fault(f"lost the connection to it ({_reason(exc)})") from None
+        now = time.monotonic()
+        if nthreads:
+            self.no_workers_since = None
+        elif cancelled:
+            raise self.fault("every worker was lost, and with them the data sent to them")
+        elif self.no_workers_since is None:
+            self.no_workers_since = now
+        elif now - self.no_workers_since >= WORKERS_TIMEOUT_S:
+            raise self.fault(f"every worker was lost and none joined within {WORKERS_TIMEOUT_S:g} s")
+
+    def result(self, future):
+        """The rows of a finished batch. Its result can still wait (the worker holding it died and the
+        batch runs again), so the wait is checked on as the wait for it to finish is."""
+        from distributed import CancelledError, KilledWorker
+
+        while True:
+            try:
+                return future.result(timeout=CHECK_EVERY_S)
+            except TimeoutError:
+                if future.done():
+                    raise  # the batch itself raised it
+                self.check()
+            except CancelledError as exc:
+                if self.client.status != "running":
+                    raise self.fault("lost the connection to it") from None
+                self.check(cancelled=True)  # the workers all lost, and with them the catalogue sent to each: said so
+                raise self.fault(f"a batch of points was cancelled ({getattr(exc, 'reason', None) or exc})") from None
+            except KilledWorker:
+                raise self.fault("every worker that ran one batch of points died running it (KilledWorker)") from None
+            except OSError as exc:
+                if self.client.status != "running":
+                    raise self.fault(f"lost the connection to it ({_reason(exc)})") from None
+                raise
+
+
+def _finished(queue, running: set, watch: _Watch) -> Iterator:
+    """The futures of `queue` as they finish, as iterating on it gives them, but never waiting more
+    than CHECK_EVERY_S without asking `watch` whether the scheduler and its workers are there."""
+    from distributed import CancelledError, wait
+
+    while not queue.is_empty():
+        if not queue.has_ready():
+            try:
+                wait(list(running), timeout=CHECK_EVERY_S, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                watch.check()
+                continue
+            except CancelledError:
+                pass  # the cancelled batch comes next, and its result says why
+        future = next(queue)
+        running.discard(future)
+        yield future
+
+
 def run_sweep(sweep: Sweep, client, on_row: Callable[[dict], None], *, prune: bool = False,
               stop: threading.Event | None = None, on_progress: Callable[[Progress], None] | None = None,
               batch: int = BATCH, beyond: Callable[[], tuple[Constraint, ...]] | None = None) -> Progress:
@@ -116,15 +344,21 @@ def run_sweep(sweep: Sweep, client, on_row: Callable[[dict], None], *, prune: bo
     batches = _batches(sweep.points(), batch)
     keep, constraints = sweep.figures, sweep.constraints
     catalog = client.scatter(sweep.catalog or default_catalog(), broadcast=True, hash=False)
+    # The base design goes by content, as the catalogue does: a worker never reads the file. In a
+    # list, since scatter sends a dict's entries one by one.
+    bases, = client.scatter([sweep.bases], broadcast=True, hash=False)
 
     def submit(points: list[dict]):
         return client.submit(evaluate_points, points, keep, constraints, prune, catalog,
-                             beyond() if beyond is not None else (), pure=False)
+                             beyond() if beyond is not None else (), bases, pure=False)
 
-    queue = as_completed([submit(b) for b in itertools.islice(batches, threads * IN_FLIGHT_PER_WORKER)])
+    watch = _Watch(client, progress)
+    first = [submit(b) for b in itertools.islice(batches, threads * IN_FLIGHT_PER_WORKER)]
+    running = set(first)  # sent and not yet handed out
+    queue = as_completed(first)
     try:
-        for future in queue:
-            rows = future.result()
+        for future in _finished(queue, running, watch):
+            rows = watch.result(future)
             future.release()
             for row in rows:
                 progress.done += 1
@@ -136,116 +370,19 @@ def run_sweep(sweep: Sweep, client, on_row: Callable[[dict], None], *, prune: bo
                 continue  # stopping: nothing new is sent, the batches under way finish and are kept
             following = next(batches, None)
             if following is not None:
-                queue.add(submit(following))
+                sent = submit(following)
+                running.add(sent)
+                queue.add(sent)
     finally:
-        # An exception (a second Ctrl+C) drops what is still queued; the rows handed out so far stay.
-        pending = list(queue.futures)
-        if pending:
-            client.cancel(pending)
+        # An exception (a second Ctrl+C, a fault) drops what is still queued; the rows handed out so far
+        # stay. A scheduler that is gone has nothing to cancel.
+        if running and client.status == "running":
+            with contextlib.suppress(OSError):
+                client.cancel(list(running))
         queue.clear()
         catalog.release()
+        bases.release()
     return progress
-
-
-# -- where rows go ----------------------------------------------------------------------------------
-
-def columns(sweep: Sweep) -> list[str]:
-    return ["point", *sweep.axes, *sweep.figures, "meets", "unpriced", "pruned", "error", "design"]
-
-
-class CsvRows:
-    """Rows appended to a CSV file as they arrive, flushed each time so a stopped sweep leaves
-    every finished row on disk. Figures that are lists or objects are written as JSON."""
-
-    def __init__(self, path: str | os.PathLike, header: list[str]):
-        try:
-            self._file = open(path, "w", newline="", encoding="utf-8")  # noqa: SIM115 - closed by close()
-        except OSError as exc:
-            raise SweepRunError(f"{path}: cannot be written ({exc.strerror or exc})") from None
-        self._header = header
-        self._writer = csv.writer(self._file, lineterminator="\n")
-        self._writer.writerow(header)
-        self._file.flush()
-
-    def write(self, row: dict) -> None:
-        self._writer.writerow([_cell(row.get(name)) for name in self._header])
-        self._file.flush()
-
-    def close(self) -> None:
-        self._file.close()
-
-
-def _cell(value: Any) -> Any:
-    if value is None:
-        return ""
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, sort_keys=True)
-    return value
-
-
-class ParquetRows:
-    """Rows written to a Parquet file in row groups of `group` rows (and the rest on close).
-    Column types are taken from the first group: numbers as float64, true/false as bool, the rest
-    as text."""
-
-    def __init__(self, path: str | os.PathLike, header: list[str], group: int = 256):
-        try:
-            import pyarrow  # noqa: F401 - only to say clearly that it is missing
-        except ImportError:
-            raise SweepRunError("--parquet needs pyarrow: pip install pyarrow (or write CSV)") from None
-        self._path, self._header, self._group = Path(path), header, group
-        self._rows: list[dict] = []
-        self._writer = None
-        self._schema = None
-
-    def write(self, row: dict) -> None:
-        self._rows.append(row)
-        if len(self._rows) >= self._group:
-            self._flush()
-
-    def _flush(self) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        if not self._rows:
-            return
-        if self._schema is None:
-            self._schema = pa.schema([(name, _arrow_type([r.get(name) for r in self._rows])) for name in self._header])
-            try:
-                self._writer = pq.ParquetWriter(self._path, self._schema)
-            except OSError as exc:
-                raise SweepRunError(f"{self._path}: cannot be written ({exc})") from None
-        data = {field.name: [_typed(r.get(field.name), field.type) for r in self._rows] for field in self._schema}
-        self._writer.write_table(pa.table(data, schema=self._schema))
-        self._rows.clear()
-
-    def close(self) -> None:
-        self._flush()
-        if self._writer is not None:
-            self._writer.close()
-
-
-def _arrow_type(values: list):
-    import pyarrow as pa
-
-    present = [v for v in values if v is not None]
-    if present and all(isinstance(v, bool) for v in present):
-        return pa.bool_()
-    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
-        return pa.float64()
-    return pa.string()
-
-
-def _typed(value: Any, kind) -> Any:
-    import pyarrow as pa
-
-    if value is None:
-        return None
-    if kind == pa.float64():
-        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-    if kind == pa.bool_():
-        return bool(value)
-    return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value)
 
 
 def progress_line(progress: Progress, width: int = 30) -> str:

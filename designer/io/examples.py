@@ -5,7 +5,6 @@ The CLI (`examples`, `gui NAME`) and the app's example gallery both read this ca
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from designer.engine import inventory as inv
@@ -22,11 +21,6 @@ def example_paths() -> list[Path]:
 
 def default_example_path() -> Path:
     return examples_dir() / f"{DEFAULT_EXAMPLE}{SUFFIX}"
-
-
-def is_example(path: str | os.PathLike) -> bool:
-    """Whether `path` lies in the installed examples folder, which the app never writes to."""
-    return Path(path).resolve().is_relative_to(examples_dir().resolve())
 
 
 def resolve_design_path(name: str) -> Path:

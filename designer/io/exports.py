@@ -7,6 +7,7 @@ import io
 import json
 import math
 import os
+import re
 from collections.abc import Callable
 
 from designer.engine.compare import Comparison
@@ -18,6 +19,33 @@ from designer.io.files import DesignFileError, write_text_atomically
 WHAT_IF_NAMED = 50  # failures the summary names; the rest it counts (every id is in its own row)
 
 
+# A cell a spreadsheet would run as a formula (=HYPERLINK(...), +cmd|...) starts with one of these:
+# such text is written with a leading apostrophe, which spreadsheets show as text (OWASP's advice
+# for CSV injection). A plain number ("-12.5") is not a formula and is written as it is.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def spreadsheet_safe(value):
+    """`value` as a CSV cell no spreadsheet runs: text that starts like a formula gets a leading '."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+class _SafeWriter:
+    def __init__(self, stream):
+        self._writer = csv.writer(stream, lineterminator="\n")
+
+    def writerow(self, row) -> None:
+        self._writer.writerow([spreadsheet_safe(cell) for cell in row])
+
+
+def csv_writer(stream) -> _SafeWriter:
+    """The CSV writer of every CSV the tool writes: `\n` line ends, formula-like text escaped."""
+    return _SafeWriter(stream)
+
+
 def summary_csv(result: Result, describe_failure: Callable[[str], str] = str) -> str:
     """The summary rows (metric, value, unit), then the lint findings. With parts marked failed
     (a what-if) two more columns, `what_if_value` and `what_if_change` (degraded − healthy), and
@@ -26,7 +54,7 @@ def summary_csv(result: Result, describe_failure: Callable[[str], str] = str) ->
     figure (the job's accelerators among them): the Goodput tab's what-if table."""
     degraded = result.degraded
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csv_writer(buffer)
     writer.writerow(["metric", "value", "unit"] + (["what_if_value", "what_if_change"] if degraded else []))
     for metric, value, unit in summary_rows(result):
         writer.writerow([metric, value, unit])
@@ -49,6 +77,28 @@ def summary_csv(result: Result, describe_failure: Callable[[str], str] = str) ->
     return buffer.getvalue()
 
 
+def comparison_csv(comparison: Comparison) -> str:
+    """Every compared figure (key, metric, unit, each design's value, then for each design after
+    the first its difference, ratio and verdict), then the bill of materials' changes."""
+    buffer = io.StringIO()
+    writer = csv_writer(buffer)
+    header = ["key", "metric", "unit", *comparison.names]
+    for name in comparison.names[1:]:
+        header += [f"difference {name}", f"ratio {name}", f"verdict {name}"]
+    writer.writerow(header)
+    for row in (*comparison.rows, *comparison.cost, *comparison.goodput):
+        line = [row.key, row.metric, row.unit, *("" if v is None else v for v in row.values)]
+        for i in range(1, len(row.values)):
+            line += ["" if row.differences[i] is None else row.differences[i],
+                     "" if row.ratios[i] is None else row.ratios[i], row.verdicts[i]]
+        writer.writerow(line)
+    for change in comparison.bom:
+        writer.writerow([f"bom.{change.category}.{change.part}", change.name, "count", *change.quantities,
+                         *[x for i in range(1, len(change.quantities))
+                           for x in (change.quantities[i] - change.quantities[0], "", change.changes[i])]])
+    return buffer.getvalue()
+
+
 def bom_csv(result: Result) -> str:
     """One line per part, cable (per medium and reach) and transceiver, with unit and extended
     prices and the price's basis ("published", or "derived": an estimate from comparable parts,
@@ -57,7 +107,7 @@ def bom_csv(result: Result) -> str:
     show: the priced lines' total, the facility (built: its cost per kW × the IT load) and the
     capital, which names the unpriced parts it leaves out."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csv_writer(buffer)
     writer.writerow(["category", "part", "name", "quantity", "unit_price_usd", "extended_usd", "price_basis",
                      "price_note"])
     for row in result.bom.rows:

@@ -29,6 +29,7 @@ from designer.engine import workloads
 from designer.engine.collectives import parse_size
 from designer.engine.workloads import ModelFieldError
 from designer.io import schemas
+from designer.io.outputs import check_target, existing_mode, fsync_folder
 from designer.model.catalog import Catalog, default_catalog
 from designer.model.design import Design, Item, Link
 from designer.model.errors import DesignError, InputError
@@ -259,9 +260,9 @@ def write_text_atomically(path: str | os.PathLike, text: str, *, backup: bool = 
     file is removed. Raises UnicodeEncodeError, before touching the disk, for text that UTF-8
     cannot encode."""
     data = text.encode("utf-8")
-    target = Path(os.path.realpath(path))
+    target = check_target(path)
     folder = target.parent
-    existing = _existing_mode(target)
+    existing = existing_mode(target)
     if existing is not None and not _writable(target, existing):
         raise PermissionError(errno.EACCES, "it is read-only", str(path))
     _remove_stale_temporaries(folder)
@@ -282,25 +283,7 @@ def write_text_atomically(path: str | os.PathLike, text: str, *, backup: bool = 
         except OSError:
             pass
         raise
-    _fsync_folder(folder)
-
-
-def move_into_place(temporary: str | os.PathLike, path: str | os.PathLike) -> None:
-    """Rename a finished temporary file (made beside the target) over `path`: through a symbolic
-    link to its target, with the old file's permissions (a new one gets the usual rw-r--r--, not
-    the temporary file's private rw-------), and flush the folder."""
-    target = Path(os.path.realpath(path))
-    existing = _existing_mode(target)
-    os.chmod(temporary, existing if existing is not None else 0o644)
-    os.replace(temporary, target)
-    _fsync_folder(target.parent)
-
-
-def _existing_mode(target: Path) -> int | None:
-    try:
-        return stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        return None
+    fsync_folder(folder)
 
 
 def _writable(target: Path, mode: int) -> bool:
@@ -358,22 +341,6 @@ def _remove_stale_temporaries(folder: Path) -> None:
             pass  # a live save holds it, or it went away meanwhile
         finally:
             os.close(fd)
-
-
-def _fsync_folder(folder: Path) -> None:
-    """Flush the folder's entry for the renamed file: without it a power cut can undo the rename.
-    Where folders cannot be opened or flushed (Windows, some network file systems) the rename is
-    all there is."""
-    try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def document_text(document: dict, path: str | os.PathLike | None = None) -> str:

@@ -288,8 +288,9 @@ MAX_SWEEP_VALUES = 10_000  # values of one parameter, a range's included
 FIGURE_PATH = {"type": "string", "maxLength": 200, "pattern": r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$",
                "x-expected": "a figure's dotted path in the JSON of `evaluate --json`, like \"training.days\""}
 _NUMBER = {"type": "number", "minimum": -1e18, "maximum": 1e18, "x-expected": "a number"}
-_SWEEP_VALUE = {"type": ["string", "number", "boolean"], "maxLength": MAX_NAME_CHARS, "pattern": _NAME_PATTERN,
-                "x-expected": "a parameter value: a text, a number or true/false"}
+# No true/false: a generator's parameters are numbers and texts, and true would be taken as 1.
+_SWEEP_VALUE = {"type": ["string", "number"], "maxLength": MAX_NAME_CHARS, "pattern": _NAME_PATTERN,
+                "x-expected": "a parameter value: a text or a number (true/false are not numbers; use 1 or 0)"}
 _RANGE = {
     "type": "object",
     "required": ["from", "to"],
@@ -326,7 +327,8 @@ SWEEP = {
         "template": {"if": {"type": "array"},
                      "then": {"type": "array", "minItems": 1, "maxItems": 64, "items": _name()},
                      "else": {**_name(), "x-expected": "a template name (see `cluster-designer templates`) or a list"}},
-        "base": {**_name(4096), "x-expected": "a design file (relative to the sweep file) or an example name"},
+        "base": {**_name(4096), "minLength": 1,
+                 "x-expected": "a design file (relative to the sweep file) or an example name"},
         "params": {"type": "object", "maxProperties": MAX_TEMPLATE_PARAMS,
                    "propertyNames": {"pattern": r"^[a-z_]{1,40}$"}, "additionalProperties": _VARIED},
         "parts": {"type": "object", "maxProperties": MAX_TEMPLATE_PARAMS, "propertyNames": _PART_ID,
@@ -344,5 +346,46 @@ SWEEP = {
         "goal": {"type": "object", "additionalProperties": False, "minProperties": 1, "maxProperties": 1,
                  "properties": {"minimize": FIGURE_PATH, "maximize": FIGURE_PATH},
                  "x-expected": "{\"minimize\": FIGURE} or {\"maximize\": FIGURE}"},
+    },
+}
+
+# An autosave (`KEY.autosave.json` in the user's state folder, designer.io.autosave): a record of
+# where the design came from, and the design itself (checked as a design file by
+# designer.io.files.design_from_document). The format and version are checked first, for a
+# clearer refusal. `mtime_ns` is text: nanoseconds since 1970 take 19 digits, above what the
+# reader takes as a number.
+MAX_PATH_CHARS = 4096
+AUTOSAVE = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "Cluster Designer autosave (KEY.autosave.json), version 1",
+    "type": "object",
+    "required": ["format", "version", "name", "saved_at", "pid", "design"],
+    "additionalProperties": False,
+    "properties": {
+        "format": {"const": "cluster-designer-autosave"},
+        "version": {"const": 1},
+        "original": {"type": ["string", "null"], "minLength": 1, "maxLength": MAX_PATH_CHARS,
+                     "pattern": r"^[^\x00]*$", "x-expected": "the path of a design file, or null"},
+        "original_file": {
+            "type": ["object", "null"],
+            "required": ["size", "mtime_ns", "sha256"],
+            "additionalProperties": False,
+            "x-expected": "null or the original file's {\"size\", \"mtime_ns\", \"sha256\"}",
+            "properties": {
+                "size": _whole(0, 2 ** 53, "a size in bytes"),
+                "mtime_ns": {"type": "string", "pattern": r"^-?[0-9]{1,20}$",
+                             "x-expected": "a modification time in nanoseconds, as text"},
+                "sha256": {"type": "string", "pattern": r"^[0-9a-f]{64}$",
+                           "x-expected": "a SHA-256 as 64 lowercase hex digits"},
+            },
+        },
+        # A file's stem may hold any character a name may not (a design's name is checked in `design`).
+        "name": {"type": "string", "maxLength": MAX_PATH_CHARS, "x-expected": "the name shown for the design"},
+        "saved_at": {"type": "string", "maxLength": 40,
+                     "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?"
+                                r"([+-][0-9]{2}:[0-9]{2}|Z)$",
+                     "x-expected": "a time with its UTC offset like \"2025-03-01T14:03:00+01:00\""},
+        "pid": _whole(1, 2 ** 32 - 1, "a process id"),
+        "design": {"type": "object", "x-expected": "a design (an object)"},
     },
 }

@@ -350,11 +350,16 @@ def parse_catalog_document(document: Any, origin: str) -> list[Part]:
 
 def _check_date(text: str, origin: str, json_path: str, part_id: str) -> None:
     """A price's date, already shaped like "2024-01" or "2024-01-31" by the schema, is a real one
-    (the schema's pattern lets "2024-02-31" through)."""
+    (the schema's pattern lets "2024-02-31" through), and not after today: a price is dated when
+    it was quoted (a month counts from its first day)."""
     try:
-        date.fromisoformat(text if len(text) > 7 else f"{text}-01")
+        day = date.fromisoformat(text if len(text) > 7 else f"{text}-01")
     except ValueError:
         raise CatalogError(origin, json_path, f"'{text}' is not a date on the calendar (part '{part_id}')") from None
+    today = date.today()
+    if day > today:
+        raise CatalogError(origin, json_path, f"'{text}' is after today ({today.isoformat()}); a price is dated "
+                                              f"when it was quoted (part '{part_id}')")
 
 
 def _part_hint(document: Any, json_path: str | None) -> str:

@@ -108,7 +108,8 @@ def _coerce(generator: str, param: Param, raw: Any, catalog: Catalog) -> Any:
         part = catalog.get(value)
         if part is None or part.kind != param.part_kind:
             options = ", ".join(p.id for p in catalog.of_kind(param.part_kind))
-            raise TopologyError(f"{where}: '{value}' is not a {param.part_kind} in the catalogue; "
+            kind = param.part_kind
+            raise TopologyError(f"{where}: '{value}' is not {_article(kind)} {kind} in the catalogue; "
                                 f"choose from {options}")
     return value
 
@@ -248,3 +249,7 @@ def with_storage_and_spares(design: Design, resize: bool = False) -> Design:
     if servers and "spares" not in design.settings:
         design.settings["spares"] = max(1, -(-servers * 2 // 100))
     return design
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"

@@ -79,10 +79,13 @@ def run_app(path: str | os.PathLike | None = None, screenshot: str | None = None
             return 2
         path = None
     if screenshot:
+        from designer.canvas.export import save_image
         from designer.document import turns
         from designer.io.files import load_design
+        from designer.io.outputs import check_outputs
 
         try:
+            check_outputs([("--screenshot", screenshot)], [path] if path else [])
             design = load_design(path, catalog) if path else None
         except DesignerError as exc:
             print(f"cluster-designer: error: {exc}", file=sys.stderr)
@@ -119,11 +122,15 @@ def run_app(path: str | os.PathLike | None = None, screenshot: str | None = None
             app.processEvents()
         image = window.grab()
         window.document.undo_stack.setClean()
-        ok = image.save(str(screenshot), "PNG")
+        try:
+            save_image(image, screenshot)
+            problem = None
+        except OSError as exc:
+            problem = exc.strerror or str(exc)
         window.scheduler.shutdown(timeout_s=5)
         window.close()
-        if not ok:
-            print(f"cluster-designer: error: cannot write {screenshot}", file=sys.stderr)
+        if problem is not None:
+            print(f"cluster-designer: error: {screenshot}: cannot be written ({problem})", file=sys.stderr)
             return 1
         print(f"wrote {screenshot}")
         return 0

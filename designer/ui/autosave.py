@@ -5,26 +5,30 @@ every interval (QSettings `autosave/intervalSeconds`, default 60; 0 turns it off
 only takes a snapshot (about 1 ms for 20,000 items); turning it into JSON and writing it runs on
 the autosaver's worker thread, one job at a time, so a discard always follows the write before it.
 The autosave is discarded when the document becomes clean (saved, or undone to the saved state)
-and when the window closes.
+and when the window closes. Each autosave records the fingerprint of the file the document was
+opened from or last saved to, taken when the app opened or saved it, so that a restored design is
+saved over that file without asking only while the file is still the one it was made from.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QSettings, QStandardPaths, QTimer, Signal
+from PySide6.QtCore import QObject, QSettings, QStandardPaths, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QHeaderView, QLabel, QPushButton,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from designer.document.document import Document
-from designer.io.autosave import AutosaveRecord, AutosaveSlot, Orphan
+from designer.io.autosave import AutosaveRecord, AutosaveSlot, Fingerprint, Orphan, Unreadable
 from designer.model.errors import DesignerError
 from designer.paths import examples_dir
 
 DEFAULT_INTERVAL_S = 60
+MAX_UNREADABLE_SHOWN = 5  # unreadable autosaves named in the recovery dialog; the rest are counted
 
 
 def autosave_folder() -> Path:
@@ -54,6 +58,11 @@ class Autosaver(QObject):
         self.document = document
         self.slot = AutosaveSlot(folder)
         self.interval = interval  # ms; 0: off
+        # The document's file as this app last opened or saved it (None: no file, or unreadable).
+        self.original_fingerprint: Fingerprint | None = None
+        # A restored design's recorded path while the file there is not the one it was made from:
+        # Save asks where (suggesting it) until the document's path is set again.
+        self.path_to_confirm: str | None = None
         self._changed = False  # changes since the last write was taken
         self._writing = False
         self._closed = False
@@ -63,6 +72,7 @@ class Autosaver(QObject):
         if interval > 0:
             self._timer.start(interval)
         document.changed.connect(self._on_changed)
+        document.pathChanged.connect(self._on_path_changed)
         document.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self.written.connect(self._on_written)
         self.failed.connect(self._on_failed)
@@ -73,11 +83,12 @@ class Autosaver(QObject):
             return
         self._changed, self._writing = False, True
         self._executor.submit(self._write, self.slot, self.document.design.snapshot(), self.document.path,
-                              self.document.display_name)
+                              self.document.display_name, self.original_fingerprint)
 
-    def _write(self, slot: AutosaveSlot, design, original: str | None, name: str) -> None:
+    def _write(self, slot: AutosaveSlot, design, original: str | None, name: str,
+               original_file: Fingerprint | None) -> None:
         try:
-            self.written.emit(slot.write(design, original, name))
+            self.written.emit(slot.write(design, original, name, original_file))
         except (OSError, DesignerError) as exc:
             self.failed.emit(f"Autosave failed: {exc}")
         except Exception:  # noqa: BLE001 - a bug: the app's exception hook shows it
@@ -94,6 +105,12 @@ class Autosaver(QObject):
     def _on_changed(self, _change) -> None:
         self._changed = True
 
+    def _on_path_changed(self, path: str) -> None:
+        # The document was just opened from, saved to or reset to `path`: that file, as it is
+        # now, is the one later autosaves are made from (a restore then says otherwise, in `adopt`).
+        self.original_fingerprint = Fingerprint.of(path) if path else None
+        self.path_to_confirm = None
+
     def _on_clean_changed(self, clean: bool) -> None:
         if clean:
             self.discard()
@@ -108,10 +125,16 @@ class Autosaver(QObject):
         except RuntimeError:
             pass  # the interpreter is exiting with the window still open: the autosave is kept, as after a crash
 
-    def adopt(self, orphan: Orphan) -> None:
-        """Carry on in a recovered autosave's slot: it stays until the design is saved or closed."""
+    def adopt(self, orphan: Orphan) -> bool:
+        """Carry on in a recovered autosave's slot: it stays until the design is saved or closed.
+        Call it after the document took the restored design and its path. Returns whether the
+        original file is unchanged (else Save asks where, `path_to_confirm`)."""
         self.discard()
         self.slot = orphan.slot
+        unchanged = orphan.original_unchanged()
+        self.original_fingerprint = orphan.record.original_file if unchanged else None
+        self.path_to_confirm = None if unchanged else orphan.record.original
+        return unchanged
 
     def close(self) -> None:
         """Discard the autosave and stop the worker (when the window closes)."""
@@ -144,7 +167,7 @@ class RecoveryDialog(QDialog):
     the selected rows (all, at first); Later keeps the rest for the next start. `restored` and
     `discarded` hold the user's choices."""
 
-    def __init__(self, orphans: list[Orphan], parent: QWidget | None = None):
+    def __init__(self, orphans: list[Orphan], parent: QWidget | None = None, unreadable: Sequence[Unreadable] = ()):
         super().__init__(parent)
         self.setWindowTitle("Recover Unsaved Designs")
         self.resize(760, 300)
@@ -168,6 +191,14 @@ class RecoveryDialog(QDialog):
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         layout.addWidget(self.table)
+        # Autosaves that could not be read are named with the reason, and stay on disk as they are.
+        self.unreadable = QLabel("\n".join(str(u) for u in unreadable[:MAX_UNREADABLE_SHOWN])
+                                 + (f"\n… and {len(unreadable) - MAX_UNREADABLE_SHOWN} more"
+                                    if len(unreadable) > MAX_UNREADABLE_SHOWN else ""))
+        self.unreadable.setWordWrap(True)
+        self.unreadable.setTextFormat(Qt.TextFormat.PlainText)  # file names are not markup
+        self.unreadable.setVisible(bool(unreadable))
+        layout.addWidget(self.unreadable)
         buttons = QDialogButtonBox()
         self.restore_button = QPushButton("Restore")
         self.restore_button.setDefault(True)

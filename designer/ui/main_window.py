@@ -28,8 +28,9 @@ from designer.canvas.view import DesignView
 from designer.document.document import Document
 from designer.engine.failures import Failure, failed_targets, unbuildable
 from designer.io.autosave import Orphan, find_orphans
-from designer.io.examples import example_summaries, is_example
+from designer.io.examples import example_summaries
 from designer.io.files import SUFFIX, load_design, save_design
+from designer.io.outputs import is_example
 from designer.model import edits
 from designer.model.catalog import Catalog, default_catalog
 from designer.model.design import Design
@@ -697,7 +698,8 @@ class MainWindow(QMainWindow):
 
     def save(self) -> bool:
         path = self.document.path
-        if not path or not path.endswith(".json") or is_example(path):
+        # A restored design's recorded path is only a suggestion unless the file there is the one it was made from.
+        if not path or not path.endswith(".json") or is_example(path) or path == self.autosaver.path_to_confirm:
             return self.save_as()
         return self.save_to(path)
 
@@ -983,10 +985,13 @@ class MainWindow(QMainWindow):
         """Offer the autosaves of runs that ended without closing them (a crash, kill -9, a power
         cut). Each one restored opens as an unsaved design: in this window first, if
         `use_this_window` and it holds nothing of the user's, else in a new window (returned)."""
-        orphans = find_orphans(self.autosaver.slot.folder)
-        if not orphans:
+        found = find_orphans(self.autosaver.slot.folder, self.catalog)
+        if not found.orphans:
+            if found.unreadable:
+                more = len(found.unreadable) - 1
+                self.show_message(f"{found.unreadable[0]}" + (f" (and {more} more)" if more else ""), 0)
             return []
-        dialog = RecoveryDialog(orphans, self)
+        dialog = RecoveryDialog(found.orphans, self, found.unreadable)
         dialog.exec()
         for orphan in dialog.discarded:
             orphan.slot.discard()
@@ -1007,8 +1012,9 @@ class MainWindow(QMainWindow):
         return opened
 
     def restore_autosave(self, orphan: Orphan) -> bool:
-        """Open an autosave as an unsaved design with its original path (Save writes there). The
-        autosave stays until the design is saved or closed."""
+        """Open an autosave as an unsaved design with its original path. Save writes there only if
+        the file there is still the one the autosave was made from; else it asks where, suggesting
+        that path. The autosave stays until the design is saved or closed."""
         try:
             design = orphan.design(self.catalog)
         except DesignerError as exc:
@@ -1018,10 +1024,13 @@ class MainWindow(QMainWindow):
         self.document.reset(design, orphan.record.original)
         self.document.undo_stack.resetClean()
         self.results.set_workload(self.workload)
-        self.autosaver.adopt(orphan)
+        unchanged = self.autosaver.adopt(orphan)
         self.fit_when_built()
         what, when = describe(orphan.record)
-        self.show_message(f"Restored {what}, autosaved {when}; not saved yet")
+        ask = "" if unchanged or not orphan.record.original else (
+            f"; {Path(orphan.record.original).name} is not the file it was made from (or changed since), "
+            "so Save asks where")
+        self.show_message(f"Restored {what}, autosaved {when}; not saved yet{ask}")
         return True
 
     # --- window events --------------------------------------------------------------------------------------

@@ -14,17 +14,19 @@ from pathlib import Path
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, QSortFilterProxyModel, Qt, QTimer, Signal
 from PySide6.QtGui import QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QMainWindow, QPlainTextEdit,
-                               QPushButton, QSplitter, QTableView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QMainWindow, QMessageBox,
+                               QPlainTextEdit, QPushButton, QSplitter, QTableView, QVBoxLayout, QWidget)
 
 from designer.canvas import colors
 from designer.engine.figures import direction
 from designer.explore.optimize import optimize
 from designer.explore.pareto import pareto_front
-from designer.explore.runner import columns, dask_client, progress_line, run_sweep
-from designer.explore.spec import Sweep, design_of, sweep_from_document
+from designer.explore.results import columns
+from designer.explore.runner import dask_client, progress_line, run_sweep
+from designer.explore.spec import MAX_SWEEP_BYTES, Sweep, SweepError, design_of, sweep_from_document
+from designer.io.files import write_text_atomically
 from designer.model.errors import DesignerError
-from designer.model.validation import parse_json
+from designer.model.validation import parse_json, read_text
 from designer.ui.results import plotstyle
 
 SWEEP_FILTER = "Sweeps (*.sweep.json);;JSON files (*.json);;All files (*)"
@@ -176,15 +178,26 @@ class SweepWindow(QMainWindow):
             self.open_path(path)
 
     def open_path(self, path: str) -> None:
-        self.editor.setPlainText(Path(path).read_text(encoding="utf-8"))
+        try:
+            text = read_text(path, MAX_SWEEP_BYTES, "sweep file", SweepError)
+        except DesignerError as exc:
+            QMessageBox.warning(self, "Open sweep", str(exc))
+            return
+        self.editor.setPlainText(text)
         self.path = path
         self.setWindowTitle(f"Sweep — {Path(path).name}")
 
     def save_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save sweep", "sweep.sweep.json", SWEEP_FILTER)
-        if path:
-            Path(path).write_text(self.editor.toPlainText(), encoding="utf-8")
-            self.path = path
+        if not path:
+            return
+        try:
+            write_text_atomically(path, self.editor.toPlainText())
+        except (OSError, UnicodeEncodeError) as exc:
+            QMessageBox.warning(self, "Save sweep", f"{path}: cannot be written "
+                                                   f"({getattr(exc, 'strerror', None) or exc}); nothing was changed")
+            return
+        self.path = path
 
     def _parsed(self) -> Sweep | None:
         source = self.path or "sweep"
@@ -358,7 +371,7 @@ class SweepWindow(QMainWindow):
     def open_point(self, point: int):
         """Open the design of a sweep's point in a window of its own (unsaved)."""
         row = next(r for r in self.rows if r["point"] == point)
-        design = design_of(json.loads(row["design"]), self.main_window.catalog)
+        design = design_of(json.loads(row["design"]), self.main_window.catalog, self.sweep.bases)
         described = ", ".join(f"{k.removeprefix('param.')}={row[k]}" for k in self.sweep.axes if k in row)
         design.name = f"{self.sweep.name}: {described}"[:200]
         return self.main_window.open_design_window(design, f"Point {point} of sweep {self.sweep.name}")

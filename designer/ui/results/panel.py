@@ -16,6 +16,7 @@ from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 
 from designer.canvas import colors
+from designer.canvas.export import save_image
 from designer.document.turns import later
 from designer.engine.result import Result
 from designer.ui.results.collectives import CollectivesTab
@@ -149,8 +150,7 @@ class ResultsPanel(QWidget):
         view.scene().render(painter, QRectF(QPointF(0, 0), size), QRectF(QPointF(0, 0), size))
         painter.end()
         layout.setGeometry(shown)
-        if not image.save(str(path), "PNG"):
-            raise OSError(f"could not write {path}")
+        save_image(image, path)
         return str(path)
 
     def workload(self) -> dict:
