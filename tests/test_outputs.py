@@ -242,11 +242,33 @@ except ResultsError as exc:
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     message, temporary = done.stdout.splitlines()
-    assert done.returncode == 0 and "cannot be written" in message and temporary in message, done
+    assert done.returncode == 0 and "cannot be written" in message and "rows before it are kept" in message, done
     lines = Path(temporary).read_text().splitlines()
     assert lines[0] == "point,text" and len(lines) > 5
     assert all(line == f"{i},{'x' * 37}" for i, line in enumerate(lines[1:])), "a half-written row"
     assert not (tmp_path / "rows.csv").exists()
+
+
+def test_a_sweep_that_fills_the_disk_ends_in_one_line_with_its_whole_rows_in_place(tmp_path):
+    sweep_file = tmp_path / "s.sweep.json"
+    sweep_file.write_text(json.dumps({**SWEEP, "params": {"nodes": {"from": 2, "to": 60, "step": 2}}}))
+    results = tmp_path / "rows.csv"
+    script = f"""
+import resource, signal, sys
+sys.path.insert(0, {str(ROOT)!r})
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (2000, resource.RLIM_INFINITY))
+from designer.cli import main
+sys.exit(main(["sweep", {str(sweep_file)!r}, "-o", {str(results)!r}, "--workers", "1"]))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    errors = [line for line in done.stderr.splitlines() if "error" in line.lower()]
+    assert done.returncode == 2 and len(errors) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "rows.csv: cannot be written" in errors[0] and "rows before it are kept" in errors[0]
+    rows = list(csv.DictReader(results.open(newline="")))
+    assert 0 < len(rows) < 30
+    assert all(row["design"].endswith("}") for row in rows), "a half-written row"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
 @pytest.mark.parametrize("parquet", [False, True])

@@ -74,8 +74,9 @@ def _append(output: StreamedOutput, data: bytes, path: str, written: int) -> Non
     try:
         output.append(data)
     except OSError as exc:
-        raise ResultsError(f"{path}: cannot be written ({exc.strerror or exc}); the {written:,} rows so far are "
-                           f"kept, whole, in {output.temporary}") from None
+        # The caller still puts the whole rows before this one in place (or names where they are).
+        raise ResultsError(f"{path}: cannot be written ({exc.strerror or exc}); the {written:,} rows before it "
+                           "are kept, whole") from None
 
 
 def _cell(value: Any) -> Any:
