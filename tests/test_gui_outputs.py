@@ -50,6 +50,18 @@ def test_exports_and_saves_to_a_special_file_are_refused_and_leave_it(make_windo
             answers["warnings"].clear()
             action.trigger()
             assert len(answers["warnings"]) == 1 and "not a regular file" in answers["warnings"][0], answers
+    for path in specials:  # the canvas and plot pictures
+        answers["path"] = str(path)
+        for export in (lambda: window.export_canvas_vector("svg"), lambda: window.export_canvas_vector("pdf"),
+                       lambda: window.export_plot_png("utilization")):
+            answers["warnings"].clear()
+            export()
+            assert answers["warnings"] == [f"{path}: is {'a FIFO (named pipe)' if 'fifo' in path.name else 'a folder'}"
+                                           ", not a regular file; only regular files are written"]
+        answers["warnings"].clear()
+        with qtbot.waitSignal(window.export_canvas_png().failed, timeout=60_000):
+            pass
+        assert len(answers["warnings"]) == 1 and "not a regular file" in answers["warnings"][0]
     assert {path: stat.S_IFMT(os.lstat(path).st_mode) for path in specials} == kinds
     assert window.document.path is None  # a refused save does not adopt the name
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in specials)

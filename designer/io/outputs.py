@@ -31,6 +31,9 @@ class NotWritableError(OSError):
     """Raised by the writers for a target that check_target refuses (an OSError, so the callers that
     word "cannot be written (…)" word this one too)."""
 
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
+
 
 def is_example(path: str | os.PathLike) -> bool:
     """Whether `path` lies in the installed examples folder, which the tool never writes to."""
