@@ -80,6 +80,10 @@ class FlowNetwork:
     _routes: dict = field(default_factory=dict)  # (start, targets) → `_between_switches`
     _patterns: dict = field(default_factory=dict)  # communicator shape → LinkLoads of one byte per hop
     _bisection: list = field(default_factory=list)  # [the figure], once computed
+    # The scale-up links as drawn, physical copies, capacity raw GB/s per direction (parallel
+    # links add), and each domain's accelerators in rank order: `scale_up_bisection`.
+    scale_up: nx.Graph = field(default_factory=nx.Graph)
+    domain_nodes: list[list[str]] = field(default_factory=list)
 
     # -- routing ---------------------------------------------------------------------------------
     def _attached(self, nic: int) -> tuple[int, ...]:
@@ -265,6 +269,24 @@ class FlowNetwork:
             self._bisection.append(self._min_cut_between_halves())
         return self._bisection[0]
 
+    def scale_up_bisection(self) -> float:
+        """Raw GB/s both ways across the halves, in rank order, of a scale-up domain: a minimum cut
+        (max-flow) over the scale-up links as drawn, so a hand-drawn torus or mesh reads its cut,
+        not its chips' injection. Of several domains, the least (a domain's figure, as a switched
+        domain's is); copies of one drawn domain (a replicated server) are cut once."""
+        cut_of: dict[tuple, float] = {}
+        for nodes in self.domain_nodes:
+            if len(nodes) < 2:
+                continue
+            drawn = tuple(self.scale_up.nodes[node]["item"] for node in nodes)
+            if drawn not in cut_of:
+                graph = self.scale_up.subgraph(nx.node_connected_component(self.scale_up, nodes[0])).copy()
+                half = len(nodes) // 2
+                graph.add_edges_from(("first", node) for node in nodes[:half])  # no capacity: unbounded
+                graph.add_edges_from((node, "second") for node in nodes[half:])
+                cut_of[drawn] = 2 * float(nx.maximum_flow_value(graph.to_directed(), "first", "second"))
+        return min(cut_of.values(), default=0.0)
+
     def _min_cut_between_halves(self) -> float | None:
         ranks = len(self.domain_of)
         if len(set(self.domain_of.tolist())) < 2:
@@ -359,7 +381,10 @@ def flow_network(design: Design, links: list, accelerator_ids: set[str], limit: 
         if info is None:
             continue
         if info.tier == SCALE_UP:
-            scale_up.add_edge(a, b)
+            if scale_up.has_edge(a, b):
+                scale_up[a][b]["capacity"] += info.cap
+            else:
+                scale_up.add_edge(a, b, capacity=info.cap)
         elif info.tier == HOST:
             host_links.append((a, b) if a in rank_of else (b, a))
         else:
@@ -396,8 +421,11 @@ def flow_network(design: Design, links: list, accelerator_ids: set[str], limit: 
         if nic in index and is_nic[index[nic]]:
             per_domain[int(domain_of[rank_of[accelerator]])].add(nic)
     domain_nics = [[index[nic] for nic in sorted(nics, key=rank_key)] for nics in per_domain]
+    for node in scale_up:
+        scale_up.nodes[node]["item"] = expanded.nodes[node]["item"]
     return FlowNetwork(domain_of, domain_nics, is_nic, adjacency, np.array(edge_link, dtype=np.intp),
-                       np.array(edge_cap, dtype=float))
+                       np.array(edge_cap, dtype=float), scale_up=scale_up,
+                       domain_nodes=[[accelerators[r] for r in ranks] for ranks in domains])
 
 
 def drawn_loads(net: FlowNetwork, loads: LinkLoads, drawn_links: int) -> np.ndarray:

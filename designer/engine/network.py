@@ -889,6 +889,10 @@ def network_summary(fabric: Fabric) -> dict:
         scale_out_bisection = min(scale_out_bisection, fabric.bisection_cap)
     if fabric.torus_dims or fabric.torus_holes:
         up_bisection = _torus_bisection(fabric)
+    elif fabric.direct_connect and fabric.flows is not None:
+        # Accelerators cabled to each other (a torus or mesh not from the template): their cut as
+        # drawn, both ways as the torus's closed form counts it, not g / 2 chips' injection.
+        up_bisection = fabric.flows.scale_up_bisection()
     else:
         up_bisection = g / 2 * fabric.up_raw if g > 1 else 0.0
     levels = switch_levels(fabric)

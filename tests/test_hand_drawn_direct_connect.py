@@ -1,0 +1,82 @@
+"""Accelerators cabled to each other, drawn by hand: the scale-up bisection is the cut of the links
+as drawn (a minimum cut between the halves of each domain, both ways, as the torus template's
+closed form counts it), not the chips' injection times half the chips. Each expectation is worked
+out in the test from the medium's per-direction figure (TPU ICI: 23.44 GB/s per link and direction)."""
+
+from __future__ import annotations
+
+import pytest
+
+from designer.engine import evaluate
+from designer.model.catalog import default_catalog
+from designer.model.design import Design, Item, Link
+from designer.topologies import generate
+
+CATALOG = default_catalog()
+ICI = CATALOG["tpu-ici"].number("lane_gb_per_s")  # 23.44 GB/s per direction
+
+
+def chips_by_hand(rows: int, columns: int, wrap: bool, chips_per_host: int = 4) -> Design:
+    """rows × columns TPU v4 chips, four to a host, in rows; each chip cabled to its right and lower
+    neighbour (and round the edge with `wrap`), with no template setting and no racks."""
+    design = Design(name="by hand")
+    for host in range(rows * columns // chips_per_host):
+        design.add_item(Item(f"host{host}", "server", part="tpu-v4-host", x=300 * host))
+    for r in range(rows):
+        for c in range(columns):
+            index = r * columns + c
+            design.add_item(Item(f"chip{r}-{c}", "accelerator", part="tpu-v4", parent=f"host{index // chips_per_host}"))
+    for r in range(rows):
+        for c in range(columns):
+            for dr, dc in ((0, 1), (1, 0)):
+                rr, cc = r + dr, c + dc
+                if (dr and rows == 1) or (not wrap and (rr == rows or cc == columns)):
+                    continue
+                other = f"chip{rr % rows}-{cc % columns}"
+                design.add_link(Link(f"l{r}-{c}-{dr}{dc}", f"chip{r}-{c}", other, "tpu-ici"))
+    return design
+
+
+def scale_up_bisection(design: Design) -> float:
+    return evaluate(design, CATALOG).network.scale_up.bisection_gb_per_s
+
+
+def test_a_hand_drawn_4x4_torus_is_cut_where_its_links_are():
+    # Halves in rank order are rows 0-1 and rows 2-3: the 4 links between rows 1 and 2 and the 4
+    # that wrap from row 3 to row 0 cross: 8 links × 23.44 GB/s × 2 directions = 375.04 GB/s.
+    # (Injection × half the chips, 16 / 2 × 4 × 23.44, would read twice that: 750.08.)
+    assert scale_up_bisection(chips_by_hand(4, 4, wrap=True)) == pytest.approx(8 * ICI * 2)
+
+
+def test_the_same_torus_from_the_template_and_by_hand_agree():
+    template = generate("torus", CATALOG, dims="4x4x1")
+    assert scale_up_bisection(template) == pytest.approx(scale_up_bisection(chips_by_hand(4, 4, wrap=True)))
+
+
+def test_a_mesh_without_wrap_has_half_the_cut():
+    # No wrap-around: only the 4 links between rows 1 and 2 cross: 4 × 23.44 × 2 = 187.52 GB/s.
+    assert scale_up_bisection(chips_by_hand(4, 4, wrap=False)) == pytest.approx(4 * ICI * 2)
+
+
+def test_a_missing_cable_lowers_the_cut():
+    design = chips_by_hand(4, 4, wrap=True)
+    del design.links["l1-2-10"]  # chip1-2 to chip2-2, one of the 8 that cross
+    assert scale_up_bisection(design) == pytest.approx(7 * ICI * 2)
+
+
+def test_a_ring_of_eight_chips_is_cut_twice():
+    # One row of 8, wrapped: the halves (chips 0-3 and 4-7) are joined by 3-4 and 7-0: 2 × 23.44 × 2.
+    assert scale_up_bisection(chips_by_hand(1, 8, wrap=True)) == pytest.approx(2 * ICI * 2)
+
+
+def test_several_meshes_report_one_domains_cut():
+    # 16 MI300X-style servers, each an 8-GPU all-to-all mesh: halves of 4 GPUs, 16 links across,
+    # both ways. The figure is a domain's, as a switched server's is, not the sum over servers.
+    one = generate("server", CATALOG, platform="mi300x-platform")
+    many = generate("fat-tree", CATALOG, platform="mi300x-platform", nodes=16)
+    link = evaluate(one, CATALOG).network.scale_up
+    assert link.direct_connect and link.domain_accelerators == 8
+    per_link = next(l for l in one.links.values() if one.items[l.a].kind == one.items[l.b].kind == "accelerator")
+    cap = CATALOG[per_link.medium].number("lane_gb_per_s") * per_link.lanes
+    assert link.bisection_gb_per_s == pytest.approx(16 * cap * 2)
+    assert evaluate(many, CATALOG).network.scale_up.bisection_gb_per_s == pytest.approx(link.bisection_gb_per_s)
