@@ -80,3 +80,19 @@ def test_several_meshes_report_one_domains_cut():
     cap = CATALOG[per_link.medium].number("lane_gb_per_s") * per_link.lanes
     assert link.bisection_gb_per_s == pytest.approx(16 * cap * 2)
     assert evaluate(many, CATALOG).network.scale_up.bisection_gb_per_s == pytest.approx(link.bisection_gb_per_s)
+
+
+def test_above_the_flow_models_size_a_servers_mesh_is_cut_the_same():
+    # meta-2017-v100: 2,750 DGX-1 (22,000 V100, above the flow model's 4,096) drawn with an
+    # all-to-all NVLink2 mesh of 28 single 25 GB/s links per server. Any halving of 4 + 4 GPUs
+    # cuts 16 of them: 16 × 25 × 2 = 800 GB/s, the figure its single server gets from the flows
+    # (failing the core leaves 110 servers, which the flow model expands: the same 800).
+    from designer.engine.failures import Failure, degraded_design
+    from designer.io.examples import resolve_design_path
+    from designer.io.files import load_design
+
+    design = load_design(resolve_design_path("meta-2017-v100"))
+    healthy = evaluate(design, CATALOG).network.scale_up
+    assert healthy.domains == 2750 and healthy.bisection_gb_per_s == pytest.approx(16 * 25 * 2)
+    shrunk, _, _ = degraded_design(design, CATALOG, [Failure("core")])
+    assert evaluate(shrunk, CATALOG).network.scale_up.bisection_gb_per_s == pytest.approx(16 * 25 * 2)

@@ -28,6 +28,7 @@ hierarchy's closed forms (docs/calibration.md).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -49,6 +50,10 @@ SCALE_UP, SCALE_OUT, HOST = "scale-up", "scale-out", "host"
 # that rail k meets rail k where the counts agree and every NIC carries its share where they do
 # not (a server that lost one of 8 NICs: 56 channels, 8 through each of its 7); at most this many.
 MAX_CHANNELS = 1024
+# A scale-up domain of at most this many chips cabled only to each other has its bisection as the
+# smallest cut over every halving (6,435 for 16 chips, a few ms); a larger one, between its halves
+# in rank order (`FlowNetwork.scale_up_bisection`).
+EXACT_BISECTION_CHIPS = 16
 
 
 @dataclass
@@ -270,21 +275,28 @@ class FlowNetwork:
         return self._bisection[0]
 
     def scale_up_bisection(self) -> float:
-        """Raw GB/s both ways across the halves, in rank order, of a scale-up domain: a minimum cut
-        (max-flow) over the scale-up links as drawn, so a hand-drawn torus or mesh reads its cut,
-        not its chips' injection. Of several domains, the least (a domain's figure, as a switched
+        """Raw GB/s both ways across the halves of a scale-up domain, over its scale-up links as
+        drawn, so a hand-drawn torus or mesh reads its cut, not its chips' injection: the smallest
+        cut of any halving for a domain of up to EXACT_BISECTION_CHIPS chips cabled only to each
+        other (a server's mesh: exact whatever the drawing order), else a minimum cut (max-flow)
+        between its halves in rank order. Of several domains, the least (a domain's figure, as a switched
         domain's is); copies of one drawn domain (a replicated server) are cut once."""
         cut_of: dict[tuple, float] = {}
         for nodes in self.domain_nodes:
             if len(nodes) < 2:
                 continue
             drawn = tuple(self.scale_up.nodes[node]["item"] for node in nodes)
-            if drawn not in cut_of:
-                graph = self.scale_up.subgraph(nx.node_connected_component(self.scale_up, nodes[0])).copy()
-                half = len(nodes) // 2
-                graph.add_edges_from(("first", node) for node in nodes[:half])  # no capacity: unbounded
-                graph.add_edges_from((node, "second") for node in nodes[half:])
-                cut_of[drawn] = 2 * float(nx.maximum_flow_value(graph.to_directed(), "first", "second"))
+            if drawn in cut_of:
+                continue
+            component = nx.node_connected_component(self.scale_up, nodes[0])
+            if len(component) == len(nodes) and len(nodes) <= EXACT_BISECTION_CHIPS:
+                cut_of[drawn] = 2 * smallest_balanced_cut(self.scale_up.subgraph(nodes), nodes)
+                continue
+            graph = self.scale_up.subgraph(component).copy()
+            half = len(nodes) // 2
+            graph.add_edges_from(("first", node) for node in nodes[:half])  # no capacity: unbounded
+            graph.add_edges_from((node, "second") for node in nodes[half:])
+            cut_of[drawn] = 2 * float(nx.maximum_flow_value(graph.to_directed(), "first", "second"))
         return min(cut_of.values(), default=0.0)
 
     def _min_cut_between_halves(self) -> float | None:
@@ -311,6 +323,23 @@ class FlowNetwork:
         if "first" not in graph or "second" not in graph:
             return 0.0
         return float(nx.maximum_flow_value(graph, "first", "second"))
+
+
+def smallest_balanced_cut(graph: nx.Graph, nodes: list) -> float:
+    """The least capacity of links between two halves (⌊n/2⌋ and ⌈n/2⌉ chips) of `nodes`, over every
+    halving: C(16, 8) / 2 = 6,435 at most (`EXACT_BISECTION_CHIPS`)."""
+    n = len(nodes)
+    index = {node: k for k, node in enumerate(nodes)}
+    edges = [(1 << index[a], 1 << index[b], data["capacity"]) for a, b, data in graph.edges(data=True)]
+    half = n // 2
+    # With even n a halving and its mirror are one cut: keep the first chip on the first side.
+    first, rest = ((0,), range(1, n)) if n % 2 == 0 else ((), range(n))
+    best = math.inf
+    for chosen in itertools.combinations(rest, half - len(first)):
+        mask = sum(1 << k for k in (*first, *chosen))
+        cut = sum(cap for a, b, cap in edges if bool(mask & a) != bool(mask & b))
+        best = min(best, cut)
+    return float(best) if best != math.inf else 0.0
 
 
 def _binary_tree_edges(order: list[int]) -> list[tuple[int, int]]:

@@ -31,10 +31,11 @@ import math
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
+import networkx as nx
 import numpy as np
 
 from designer.engine import calibration as cal
-from designer.engine.flows import FlowNetwork, flow_network
+from designer.engine.flows import EXACT_BISECTION_CHIPS, FlowNetwork, flow_network, smallest_balanced_cut
 from designer.engine.inventory import multiplicities
 from designer.engine.torus_lines import TorusLines, torus_lines
 from designer.model.catalog import Catalog
@@ -859,6 +860,38 @@ def _hops(fabric: Fabric, tiers: tuple[str, ...]) -> float | None:
     return rounded(best / 2) if reached else None
 
 
+def _drawn_domain_cut(fabric: Fabric) -> float | None:
+    """The representative's scale-up domain as drawn, when it is a few single chips cabled one to
+    one (a server's mesh, as every copy of the server has it): its smallest cut over every halving,
+    both ways, as `flows.FlowNetwork.scale_up_bisection` gives the designs it expands. None for
+    anything else (the caller keeps half the domain's injection)."""
+    items = fabric.design.items
+    nb = _neighbours(fabric)
+    graph = nx.Graph()
+    graph.add_node(fabric.rep)
+    counted: set[int] = set()
+    stack = [fabric.rep]
+    while stack:
+        node = stack.pop()
+        for link, other, per_copy in nb.get(node, []):
+            if link.tier != SCALE_UP or link.index in counted:
+                continue
+            counted.add(link.index)
+            if items[other].kind != "accelerator" or items[other].count != 1 or items[node].count != 1 \
+                    or link.deg_a != link.deg_b:
+                return None  # a switch, a group of chips, or a chip cabled to copies of another
+            if other not in graph:
+                if graph.number_of_nodes() == EXACT_BISECTION_CHIPS:
+                    return None
+                stack.append(other)
+            capacity = link.cap * per_copy
+            if graph.has_edge(node, other):
+                graph[node][other]["capacity"] += capacity
+            else:
+                graph.add_edge(node, other, capacity=capacity)
+    return 2 * smallest_balanced_cut(graph, list(graph)) if len(graph) > 1 else None
+
+
 def network_summary(fabric: Fabric) -> dict:
     if fabric.rep is None:
         return {"tiers": {}, "boundaries": [], "note": "no accelerators"}
@@ -893,6 +926,8 @@ def network_summary(fabric: Fabric) -> dict:
         # Accelerators cabled to each other (a torus or mesh not from the template): their cut as
         # drawn, both ways as the torus's closed form counts it, not g / 2 chips' injection.
         up_bisection = fabric.flows.scale_up_bisection()
+    elif fabric.direct_connect and (drawn_cut := _drawn_domain_cut(fabric)) is not None:
+        up_bisection = drawn_cut  # above the flow model's size: the representative's server, the same cut
     else:
         up_bisection = g / 2 * fabric.up_raw if g > 1 else 0.0
     levels = switch_levels(fabric)

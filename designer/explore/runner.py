@@ -85,8 +85,21 @@ def _ask_scheduler(address: str) -> None:
     Dask scheduler (an HTTP server, a listener that never answers) would hang the Client for ever:
     ask the address what it is, within CONNECT_TIMEOUT_S, before the Client connects."""
     import asyncio
+    import socket
 
     from distributed.comm import connect
+    from distributed.comm.addressing import parse_host_port
+
+    # A plain connection first: Dask's own retries a refused one until its timeout, and what it
+    # then says (a refusal or a time-out) depends on how busy the machine is.
+    if address.startswith("tcp://"):
+        try:
+            socket.create_connection(parse_host_port(address.removeprefix("tcp://")), timeout=CONNECT_TIMEOUT_S).close()
+        except TimeoutError:
+            raise SweepRunError(f"Dask scheduler {address}: cannot reach it (no answer to a connection within "
+                                f"{CONNECT_TIMEOUT_S:g} s)") from None
+        except OSError as exc:
+            raise SweepRunError(f"Dask scheduler {address}: cannot reach it ({exc.strerror or exc})") from None
 
     async def identity():
         # Dask retries a refused connection until its timeout: half the time, so that the refusal is
