@@ -516,7 +516,13 @@ class DesignScene(QGraphicsScene):
     def apply_result(self, result: Any, phase: str | None = None) -> None:
         """Colour links by their utilization in `phase` (None: each link at its busiest phase) and
         emphasise the bottleneck of the largest collective the engine chose an algorithm for."""
-        util, bottleneck = views.link_utilization(result, phase), views.bottleneck_link(result)
+        self._show_utilization(views.link_utilization(result, phase), views.bottleneck_link(result), phase)
+
+    def clear_result(self) -> None:
+        """No result (the evaluation failed): links lose their utilization colours and the bottleneck."""
+        self._show_utilization({}, None, self.overlay_phase)
+
+    def _show_utilization(self, util: dict, bottleneck: str | None, phase: str | None) -> None:
         self.overlay_phase = phase
         if util == self.utilization and bottleneck == self.bottleneck:
             return

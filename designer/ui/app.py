@@ -72,7 +72,10 @@ def run_app(path: str | os.PathLike | None = None, screenshot: str | None = None
     from designer.ui.main_window import MainWindow
 
     window = MainWindow(catalog)
-    window.resize(width, height)
+    if screenshot:
+        window.resize(width, height)  # the size asked for, whatever the screen
+    else:
+        window.place_on_screen(width, height)
     if path is not None and not Path(path).exists():
         print(f"cluster-designer: error: {path}: no such file", file=sys.stderr)
         if screenshot:

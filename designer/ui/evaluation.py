@@ -177,7 +177,9 @@ class EvaluationScheduler(QObject):
             try:
                 result = evaluate(snapshot, catalog, workload)
             except Exception as exc:  # noqa: BLE001 - every engine failure is reported, not raised
-                message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                # A refusal is the user's to read as it is; a bug keeps its class, for the report.
+                message = str(exc) if isinstance(exc, DesignerError) and str(exc) else \
+                    f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 details = "" if isinstance(exc, DesignerError) else traceback.format_exc()
                 relay.error.emit(generation, message, details, time.perf_counter() - t0)
                 return

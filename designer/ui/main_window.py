@@ -16,7 +16,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEventLoop, QMimeData, QSettings, QSignalBlocker, QSize, QStandardPaths, Qt, QTimer, Signal
+from PySide6.QtCore import (QEventLoop, QMimeData, QPoint, QSettings, QSignalBlocker, QSize, QStandardPaths, Qt, QTimer,
+                            Signal)
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter,
                                QToolBar)
@@ -591,8 +592,13 @@ class MainWindow(QMainWindow):
             self._apply_overlay(self.last_result)
 
     def _on_eval_failed(self, generation: int, message: str) -> None:
+        # Nothing of the design as it was before the edit stays on show: not its figures, not its
+        # link colours, not as what an export would write.
+        self.last_result = None
+        self.scene.clear_result()
+        self.view.update_legend()
         self.eval_label.setText("Evaluation failed")
-        self.results.show_state(f"Evaluation failed: {message}")
+        self.results.show_failure(message)
         self.show_message(f"Evaluation failed: {message}", 0)
         self.evaluationFailed.emit(message)
 
@@ -1044,8 +1050,31 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
             QTimer.singleShot(0, lambda: self.open_path_interactive(files[0]))
 
+    def place_on_screen(self, width: int = 1600, height: int = 1000) -> None:
+        """The window as the user last left it (size, position, docks and toolbar), else
+        `width` × `height` cut to nine tenths of the screen it opens on, centred: on a 1280×800
+        laptop the results' values, the status bar and the close button stay in view."""
+        geometry = self.settings.value("window/geometry")
+        if geometry is not None and self.restoreGeometry(geometry):
+            state = self.settings.value("window/state")
+            if state is not None:
+                self.restoreState(state)
+            if self._on_a_screen():
+                return
+        screen = (self.screen() or QApplication.primaryScreen()).availableGeometry()
+        size = QSize(min(width, int(screen.width() * 0.9)), min(height, int(screen.height() * 0.9)))
+        self.resize(size)
+        self.move(screen.center() - QPoint(size.width() // 2, size.height() // 2))
+
+    def _on_a_screen(self) -> bool:
+        """Whether the restored window's title bar lies on a screen now (a monitor may be gone)."""
+        title = self.frameGeometry().topLeft() + QPoint(self.frameGeometry().width() // 2, 10)
+        return any(screen.availableGeometry().contains(title) for screen in QApplication.screens())
+
     def closeEvent(self, event) -> None:
         if self.maybe_save():
+            self.settings.setValue("window/geometry", self.saveGeometry())
+            self.settings.setValue("window/state", self.saveState())
             self.autosaver.close()
             self.scheduler.shutdown(timeout_s=5)
             event.accept()

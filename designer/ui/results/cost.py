@@ -264,6 +264,13 @@ class CostTab:
         v.addStretch(1)
         self.page = scrolled_page(content)
 
+    def clear(self) -> None:
+        """No result: no figure of an earlier evaluation stays under the plot's message."""
+        for key, label in self.labels.items():
+            if key != "not_counted":  # what the cost leaves out, not a figure
+                label.setText(NOT_COMPUTED)
+                label.setStyleSheet("")
+
     def _fit_legend(self) -> None:
         """Two legend columns where they fit the panel, else one: a legend wider than the panel
         would widen the plots with it and cut their right side off."""

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, QSize, QSizeF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter
-from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTabWidget, QVBoxLayout, QWidget
 
 from designer.canvas import colors
 from designer.canvas.export import save_image
@@ -49,7 +49,16 @@ class ResultsPanel(QWidget):
         self.state_label = QLabel("No result yet")
         self.state_label.setObjectName("resultsState")
         self.state_label.setStyleSheet(f"color: {colors.DIM_TEXT}; padding: 2px 4px;")
-        layout.addWidget(self.state_label)
+        self.state_label.setWordWrap(True)
+        # After a failed evaluation under a plan typed by hand: one click back to a plan that fits.
+        self.auto_plan_button = QPushButton("Use Auto Plan")
+        self.auto_plan_button.setToolTip("Let the engine choose the fastest plan that fits the design as it is now")
+        self.auto_plan_button.hide()
+        state_row = QHBoxLayout()
+        state_row.setContentsMargins(0, 0, 0, 0)
+        state_row.addWidget(self.state_label, 1)
+        state_row.addWidget(self.auto_plan_button)
+        layout.addLayout(state_row)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         layout.addWidget(self.tabs, 1)
@@ -70,6 +79,7 @@ class ResultsPanel(QWidget):
         self.training_page = self.training.page
         self.model_combo = self.training.workload_form.model_combo
         self.training.workload_form.changed.connect(self.workloadChanged)
+        self.auto_plan_button.clicked.connect(lambda: self.training.workload_form.auto_plan.setChecked(True))
         self.cost.assumptions.changed.connect(self.costChanged)
         self.goodput.sparesChanged.connect(self.sparesChanged)
         self.lint.findingActivated.connect(self.findingActivated)
@@ -84,8 +94,22 @@ class ResultsPanel(QWidget):
         """A one-line state above the tabs, e.g. "Evaluating…" or an engine failure."""
         self.state_label.setText(text)
 
+    def show_failure(self, message: str) -> None:
+        """An evaluation that failed: no tab keeps a figure of the design as it was before the
+        edit; each says, where its figures were, why there are none. Under a plan typed by hand,
+        Use Auto Plan offers the way back in one click."""
+        self._result = None
+        self._stale.clear()
+        for tab in self.sections.values():
+            tab.message_page.show_message(f"{tab.subject} {NOT_COMPUTED}: the evaluation failed.\n\n{message}")
+            if hasattr(tab, "clear"):  # figures beside the message page (Training, Cost)
+                tab.clear()
+        self.show_state(f"Evaluation failed: {message}")
+        self.auto_plan_button.setVisible(not self.training.workload_form.auto_plan.isChecked())
+
     def show_result(self, result: Result) -> None:
         """Show an engine Result: the visible tab and the lint tab now, the others later."""
+        self.auto_plan_button.hide()
         self._result = result
         self._stale = set(self.sections)
         self._refresh(list(self.sections)[self.tabs.currentIndex()])

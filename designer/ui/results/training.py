@@ -69,6 +69,12 @@ class TrainingTab:
     def plot_items(self) -> dict[str, pg.BarGraphItem]:
         return dict(self.bars)
 
+    def clear(self) -> None:
+        """No result: no figure of an earlier evaluation stays under the plot's message."""
+        for label in self.labels.values():
+            label.setText(NOT_COMPUTED)
+            label.setStyleSheet("")
+
     def show(self, result: Result) -> None:
         t = result.training
         x0 = 0.0
