@@ -359,3 +359,25 @@ def test_dragging_into_a_replicated_group_is_refused_with_a_reason(empty):
     drag(window, vpos(window, switch.id), vpos(window, rack.id))
     assert doc.design.items[switch.id].parent is None  # moved, but not into the ×4 rack
     assert "copies" in window.statusBar().currentMessage()
+
+
+def test_shift_wheel_scrolls_sideways_and_esc_leaves_the_link_tool(server_window, qtbot):
+    window = server_window
+    view = window.view
+    view.resetTransform()
+    view.scale(3, 3)  # zoomed in: there is room to scroll sideways
+    bar = view.horizontalScrollBar()
+    bar.setValue((bar.minimum() + bar.maximum()) // 2)
+    before, scale = bar.value(), view.transform().m11()
+    pos = QPointF(300, 300)
+    for modifiers, delta in ((Qt.KeyboardModifier.ShiftModifier, QPoint(0, -120)), (NO, QPoint(-120, 0))):
+        wheel = QWheelEvent(pos, view.viewport().mapToGlobal(pos), QPoint(0, 0), delta, Qt.MouseButton.NoButton,
+                            modifiers, Qt.ScrollPhase.NoScrollPhase, False)
+        QApplication.sendEvent(view.viewport(), wheel)
+    assert bar.value() == before + 240 and view.transform().m11() == scale  # scrolled, not zoomed
+    # L turns the Link tool on; Esc, with no link being drawn, turns it off again.
+    view.setFocus()
+    QTest.keyClick(view, Qt.Key.Key_L)
+    assert window.act_link_tool.isChecked() and view.link_tool
+    QTest.keyClick(view, Qt.Key.Key_Escape)
+    assert not window.act_link_tool.isChecked() and not view.link_tool

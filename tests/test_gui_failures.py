@@ -227,3 +227,20 @@ def test_a_failed_circuit_switch_shows_its_broken_lines_in_the_goodput_tab(make_
     assert "no slice avoids it" in text
     rows = {row[0]: row for row in window.results.goodput.rows_shown()}
     assert rows["Scale-up domain bisection (GB/s)"][3] == "-1,500 (-6.3%)"
+
+
+def test_fail_and_restore_follow_the_marks_without_selecting_again(superpod, qtbot):
+    window = superpod
+    link_id = "su.leaf0--spines.sw"
+    window.scene.select_ids([link_id])
+    window.act_fail.trigger()
+    # The same selection, just failed: the menus offer Restore (and Restore All) and no more Fail.
+    assert window.act_restore.isEnabled() and not window.act_fail.isEnabled()
+    what_if = next(a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == "Design")
+    submenu = next(a.menu() for a in what_if.actions() if a.menu() and "What-If" in a.text())
+    assert {a.text().replace("&", ""): a.isEnabled() for a in submenu.actions() if a.text()}["Restore"]
+    assert window.act_restore_all.isEnabled()
+    window.act_restore.trigger()
+    assert window.act_fail.isEnabled() and not window.act_restore.isEnabled()
+    window.document.undo_stack.undo()  # the Restore undone: the link is failed again
+    assert window.act_restore.isEnabled() and not window.act_fail.isEnabled()

@@ -25,6 +25,7 @@ from designer.canvas.scene import DesignScene
 class DesignView(QGraphicsView):
     message = Signal(str)
     fileDropped = Signal(str)  # a .cluster.json dropped on the canvas
+    linkToolLeft = Signal()  # Esc with the Link tool on and no link being drawn
 
     def __init__(self, scene: DesignScene, parent=None):
         super().__init__(scene, parent)
@@ -91,8 +92,13 @@ class DesignView(QGraphicsView):
         self._sync_detail()
 
     def wheelEvent(self, event) -> None:
-        delta = event.angleDelta().y()
-        if delta:
+        """The wheel zooms about the pointer; Shift+wheel (or a sideways wheel or swipe) scrolls
+        sideways, as in other editors."""
+        across, delta = event.angleDelta().x(), event.angleDelta().y()
+        if event.modifiers() & Qt.KeyboardModifier.ShiftModifier or (across and not delta):
+            bar = self.horizontalScrollBar()
+            bar.setValue(bar.value() - (across or delta))
+        elif delta:
             self.zoom(1.0015 ** delta)
         event.accept()
 
@@ -304,12 +310,15 @@ class DesignView(QGraphicsView):
     NUDGE_STEP_SHIFT = 5 * GRID
 
     def _editor_key(self, event) -> bool:
-        """Esc cancels a link being drawn, else clears the selection; the arrow keys nudge the
-        selection by a grid step (Shift: five), and scroll only when nothing is selected."""
+        """Esc cancels a link being drawn, else leaves the Link tool, else clears the selection; the
+        arrow keys nudge the selection by a grid step (Shift: five), and scroll only when nothing is
+        selected."""
         key = event.key()
         if key == Qt.Key.Key_Escape:
             if self._link_preview is not None:
                 self.cancel_link()
+            elif self.link_tool:
+                self.linkToolLeft.emit()
             else:
                 self.scene().clearSelection()
             return True

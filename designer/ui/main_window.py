@@ -116,6 +116,7 @@ class MainWindow(QMainWindow):
         self.document.undo_stack.cleanChanged.connect(self._update_title)
         self.scene.selectionChanged.connect(self._on_selection)
         self.view.message.connect(self.show_message)
+        self.view.linkToolLeft.connect(lambda: self.act_link_tool.setChecked(False))
         self.view.fileDropped.connect(self.open_path_interactive)
         self.results.findingActivated.connect(self.select_finding)
         self.results.workloadChanged.connect(self._on_workload)
@@ -398,14 +399,23 @@ class MainWindow(QMainWindow):
         self._action("restore_all", "Restore &All", lambda: self.document.set_setting("failures", None, "Restore All"),
                      None, "Put every part marked failed back in service")
         self.act_restore_all.setEnabled(False)
-        self.document.changed.connect(
-            lambda _change: self.act_restore_all.setEnabled(bool(self.document.design.settings.get("failures"))))
+        self.document.changed.connect(self._on_failures_changed)
         menu = design_menu.addMenu("Failure &What-If")
         for name in ("fail", "fail_one", "fail_some", "restore"):
             menu.addAction(getattr(self, f"act_{name}"))
         menu.addSeparator()
         menu.addAction(self.act_restore_all)
         design_menu.addSeparator()
+
+    def _on_failures_changed(self, change) -> None:
+        """A mark made or taken back (Fail, Restore, their undo) changes what the selection can do
+        at once: Restore is offered for what was just failed without selecting it again."""
+        if not (change.reset or "failures" in change.settings_changed):
+            return
+        self.act_restore_all.setEnabled(bool(self.document.design.settings.get("failures")))
+        items, links = self.scene.selection()
+        design = self.document.design
+        self._update_failure_actions([i for i in items if i in design.items], [i for i in links if i in design.links])
 
     def _update_failure_actions(self, items: list[str], links: list[str]) -> None:
         # Select All on a big design chooses tens of thousands of ids: each answer takes the
