@@ -32,6 +32,11 @@ def examples_dir() -> Path:
     return resources_dir() / "examples"
 
 
+def sweeps_dir() -> Path:
+    """The shipped sweep files (`NAME.sweep.json`), where the Sweep window's Open starts."""
+    return resources_dir() / "sweeps"
+
+
 def icons_dir() -> Path:
     return resources_dir() / "icons"
 

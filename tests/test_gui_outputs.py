@@ -88,3 +88,37 @@ def test_the_sweep_window_refuses_a_fifo_to_open_or_save(make_window, qtbot, ans
     answers["path"] = str(good)
     sweep.save_dialog()
     assert good.read_text() == text and sweep.path == str(good)
+
+
+def test_the_sweep_windows_open_starts_in_the_shipped_sweeps(make_window, qtbot, monkeypatch):
+    from designer.paths import sweeps_dir
+
+    window = make_window(generate("fat-tree", nodes=2))
+    window.act_sweep.trigger()
+    sweep = window.side_windows[-1]
+    qtbot.addWidget(sweep)
+    offered: list[str] = []
+    shipped = sorted(sweeps_dir().glob("*.sweep.json"))[0]
+
+    def choose(_parent, _title, folder, _filter):
+        offered.append(folder)
+        return str(shipped), ""
+
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(choose))
+    sweep.open_dialog()
+    assert offered == [str(sweeps_dir())] and sweep.path == str(shipped)
+    assert json.loads(sweep.editor.toPlainText())["format"] == "cluster-designer-sweep"
+
+
+def test_the_pareto_front_has_a_colour_no_series_has():
+    from PySide6.QtGui import QColor
+
+    from designer.canvas import colors
+
+    def distance(a: str, b: str) -> float:
+        ca, cb = QColor(a), QColor(b)
+        return ((ca.red() - cb.red()) ** 2 + (ca.green() - cb.green()) ** 2 + (ca.blue() - cb.blue()) ** 2) ** 0.5
+
+    # The selection's orange, which the front had, is within 60 of two series colours; the front's is not.
+    assert min(distance(colors.SELECTION, c) for c in colors.SERIES) < 60
+    assert min(distance(colors.PARETO, c) for c in colors.SERIES) > 90

@@ -73,6 +73,9 @@ YEARLY_COST = {
 
 # States.
 SELECTION = "#FF6D00"
+# The Pareto front on a sweep's scatter: a dark violet, far from every SERIES colour a point may have
+# (the selection's orange is next to two of them).
+PARETO = "#4B0082"
 BOTTLENECK = "#D50000"
 ERROR = "#B00020"
 FAILED = "#C62828"  # a part marked failed in a what-if: struck through in this colour

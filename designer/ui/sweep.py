@@ -27,6 +27,7 @@ from designer.explore.spec import MAX_SWEEP_BYTES, Sweep, SweepError, design_of,
 from designer.io.files import write_text_atomically
 from designer.model.errors import DesignerError
 from designer.model.validation import parse_json, read_text
+from designer.paths import sweeps_dir
 from designer.ui.results import plotstyle
 
 SWEEP_FILTER = "Sweeps (*.sweep.json);;JSON files (*.json);;All files (*)"
@@ -122,11 +123,12 @@ class SweepWindow(QMainWindow):
         pv.addLayout(axes)
         self.plot = pg.PlotWidget(background=colors.CANVAS_BACKGROUND)
         plotstyle.style_plot(self.plot.getPlotItem())
-        self.front_line = self.plot.plot([], [], pen=pg.mkPen(colors.SELECTION, width=2), name="Pareto front")
+        self.front_line = self.plot.plot([], [], pen=pg.mkPen(colors.PARETO, width=2, style=Qt.PenStyle.DashLine),
+                                         name="Pareto front")
         self.scatter = pg.ScatterPlotItem(size=9, pen=pg.mkPen(colors.TEXT, width=0.5), hoverable=True)
         self.scatter.sigClicked.connect(self._on_clicked)
         self.plot.addItem(self.scatter)
-        self.front_marks = pg.ScatterPlotItem(size=15, pen=pg.mkPen(colors.SELECTION, width=2.5), brush=None)
+        self.front_marks = pg.ScatterPlotItem(size=15, pen=pg.mkPen(colors.PARETO, width=2.5), brush=None)
         self.plot.addItem(self.front_marks)
         self.best_mark = pg.ScatterPlotItem(size=22, symbol="star", pen=pg.mkPen(colors.BOTTLENECK, width=1.5),
                                             brush=pg.mkBrush(colors.BOTTLENECK))
@@ -173,7 +175,9 @@ class SweepWindow(QMainWindow):
 
     # --- the sweep's file --------------------------------------------------------------------------
     def open_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open sweep", "", SWEEP_FILTER)
+        # The shipped sweeps first, until a sweep of the user's own is open.
+        folder = str(Path(self.path).parent) if self.path else str(sweeps_dir())
+        path, _ = QFileDialog.getOpenFileName(self, "Open sweep", folder, SWEEP_FILTER)
         if path:
             self.open_path(path)
 
@@ -333,8 +337,9 @@ class SweepWindow(QMainWindow):
         plotstyle.label(plot, "left", y_path, "", auto_si=True)
         self._draw_limits(x_path, y_path)
         self.legend.setText(f"{len(xy):,} points · colour: {escape(c_path)} {key} · o meets the constraints, "
-                            f"x does not (dashed: the limits) · <span style='color:{colors.SELECTION}'>orange</span>: "
-                            f"Pareto front ({len(front)} points)" + (" · star: best" if best else ""))
+                            "x does not (dashed: the limits) · "
+                            f"<span style='color:{colors.PARETO}'>violet rings, dashed</span>: Pareto front "
+                            f"({len(front)} points)" + (" · star: best" if best else ""))
         self.pointsShown.emit(len(xy))
 
     def _tints(self, values: list) -> tuple[list, str]:
