@@ -342,22 +342,9 @@ def _compare_names(files: list[str]) -> list[str]:
     import os
 
     from designer.io.examples import resolve_design_path
+    from designer.io.files import SUFFIX, short_names
 
-    paths = [os.path.abspath(resolve_design_path(file)) for file in files]
-    parts = [os.path.normpath(path).split(os.sep) for path in paths]
-    stems = [p[-1].removesuffix(".cluster.json") for p in parts]
-
-    def name(index: int, folders: int) -> str:
-        return "/".join([*parts[index][-1 - folders:-1], stems[index]])
-
-    names = []
-    for i, path in enumerate(paths):
-        others = [j for j in range(len(paths)) if paths[j] != path and stems[j] == stems[i]]
-        folders = 0
-        while any(name(i, folders) == name(j, folders) for j in others) and folders < len(parts[i]) - 2:
-            folders += 1
-        names.append(name(i, folders))
-    return names
+    return [name.removesuffix(SUFFIX) for name in short_names([os.path.abspath(resolve_design_path(f)) for f in files])]
 
 
 def _progress_printer():

@@ -481,3 +481,19 @@ def test_the_empty_canvas_says_how_to_begin(make_window, qtbot):
     assert hint_pixels(window) == 0
     window.act_undo.trigger()
     assert hint_pixels(window) > 50
+
+
+def test_recent_files_of_one_name_show_the_folders_that_tell_them_apart(make_window, tmp_path):
+    from designer.io.files import save_design
+
+    window = make_window(two_servers())
+    paths = [tmp_path / folder / name for folder, name in (("a", "pod.cluster.json"), ("b", "pod.cluster.json"),
+                                                           ("c", "x.cluster.json"))]
+    for path in paths:
+        path.parent.mkdir()
+        save_design(window.document.design, path)
+        window._add_recent(str(path))
+    window.recent_menu.aboutToShow.emit()
+    shown = {a.text(): a.toolTip() for a in window.recent_menu.actions()}
+    assert shown == {"x.cluster.json": str(paths[2]), "b/pod.cluster.json": str(paths[1]),
+                     "a/pod.cluster.json": str(paths[0])}

@@ -236,6 +236,26 @@ def loads(text: str, catalog: Catalog | None = None, path=None) -> Design:
     return design_from_document(parse_json(text, path or "<design>", DesignFileError), catalog, path)
 
 
+def short_names(paths: list[str]) -> list[str]:
+    """Each path's file name, and where two different files share it, with as many parent folders
+    as tell them apart (`a/pod.cluster.json`, `b/pod.cluster.json`); the same file twice keeps its
+    plain name. For columns and menus that name files."""
+    parts = [os.path.normpath(os.path.abspath(path)).split(os.sep) for path in paths]
+    whole = [os.sep.join(p) for p in parts]
+
+    def name(index: int, folders: int) -> str:
+        return "/".join(parts[index][-1 - folders:])
+
+    names = []
+    for i in range(len(parts)):
+        others = [j for j in range(len(parts)) if whole[j] != whole[i] and parts[j][-1] == parts[i][-1]]
+        folders = 0
+        while any(name(i, folders) == name(j, folders) for j in others) and folders < len(parts[i]) - 2:
+            folders += 1
+        names.append(name(i, folders))
+    return names
+
+
 def load_design(path: str | os.PathLike, catalog: Catalog | None = None) -> Design:
     """A design file: a regular file of at most MAX_FILE_BYTES, checked completely, then built."""
     return loads(read_text(path, MAX_FILE_BYTES, "design file", DesignFileError), catalog, path)

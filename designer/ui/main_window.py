@@ -30,7 +30,7 @@ from designer.document.document import Document
 from designer.engine.failures import Failure, failed_targets, unbuildable
 from designer.io.autosave import Orphan, find_orphans
 from designer.io.examples import example_summaries
-from designer.io.files import SUFFIX, load_design, save_design
+from designer.io.files import SUFFIX, load_design, save_design, short_names
 from designer.io.outputs import is_example
 from designer.model import edits
 from designer.model.catalog import Catalog, default_catalog
@@ -789,8 +789,8 @@ class MainWindow(QMainWindow):
     def _fill_recent_menu(self) -> None:
         self.recent_menu.clear()
         files = self._forget_missing_recent()
-        for path in files:
-            act = self.recent_menu.addAction(Path(path).name)
+        for path, name in zip(files, short_names(files)):  # folders shown where two files share a name
+            act = self.recent_menu.addAction(name)
             act.setToolTip(path)
             act.setStatusTip(path)
             act.triggered.connect(lambda _c=False, p=path: self.open_path_interactive(p))
