@@ -324,3 +324,18 @@ def test_compare_puts_cost_and_goodput_in_blocks_of_their_own_cheaper_and_sooner
     assert goodput["goodput.checkpoint_interval_s"].verdicts[1] == ""  # neither: it follows from the rest
     text = comparison_table(comparison)
     assert "Days to train with failures" in text and "Cost per million tokens" in text
+
+
+def test_a_compared_row_names_each_designs_own_algorithm():
+    # A rail fat tree of 4 DGX H100 runs its 8 GiB allreduce as a ring; one DGX H100 alone as NVLS.
+    from designer.topologies import generate
+
+    tree, server = evaluate(generate("rail-fat-tree", nodes=4)), evaluate(generate("server"))
+    chosen = [next(r.chosen for r in result.collectives if r.algorithm == "auto" and r.bytes == 8 * 2 ** 30)
+              for result in (tree, server)]
+    assert chosen == ["ring", "nvls"]
+    comparison = compare([tree, server], ["tree", "server"])
+    row = next(r for r in comparison.rows if r.key == "allreduce_8g_busbw_gb_per_s")
+    assert row.metric == "allreduce 8G (tree: ring, server: nvls) busbw"
+    assert row.values == tuple(next(r.busbw_gb_per_s for r in result.collectives
+                                    if r.algorithm == "auto" and r.bytes == 8 * 2 ** 30) for result in (tree, server))

@@ -8,6 +8,7 @@ Plain data, no Qt: the CLI prints it (text, JSON, CSV) and the app's Compare win
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from designer.engine.figures import direction, summary_key
@@ -116,6 +117,8 @@ def compare(results: list[Result], names: list[str]) -> Comparison:
     for rows in per_design:
         for key, (metric, _value, unit) in rows.items():
             keys.setdefault(key, (metric, unit))
+    for key, (metric, unit) in keys.items():
+        keys[key] = (_each_choice(metric, [d[key][0] if key in d else None for d in per_design], names), unit)
     rows = {key: compared_row(key, metric, unit, [d[key][1] if key in d else None for d in per_design])
             for key, (metric, unit) in keys.items()}
     sections = [r.as_dict() for r in results]
@@ -124,6 +127,17 @@ def compare(results: list[Result], names: list[str]) -> Comparison:
                       _bom_changes(results),
                       cost, _section_rows(sections, _GOODPUT), tuple(_busbw_curve(r) for r in results),
                       tuple(r.training.step_parts() for r in results))
+
+
+def _each_choice(metric: str, metrics: list[str | None], names: list[str]) -> str:
+    """A row's name where the designs' own names for it differ in their parenthesised choice (one
+    allreduce is a ring, the other's NVLS): each design's choice, by name, so no cell is labelled
+    with another design's algorithm. "allreduce 8G (A: ring, B: nvls) busbw"."""
+    choices = [None if m is None else (re.search(r"\(([^)]*)\)", m) or [None, None])[1] for m in metrics]
+    if len({c for c in choices if c is not None}) < 2:
+        return metric
+    each = ", ".join(f"{name}: {choice}" for name, choice in zip(names, choices) if choice is not None)
+    return re.sub(r"\([^)]*\)", f"({each})", metric, count=1)
 
 
 def _section_rows(sections: list[dict], figures: tuple) -> tuple[ComparedRow, ...]:
