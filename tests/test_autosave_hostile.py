@@ -111,16 +111,26 @@ BAD_AUTOSAVES = {
 }
 
 
-@pytest.mark.parametrize("kind", BAD_AUTOSAVES)
-def test_a_bad_autosave_is_reported_and_kept_while_a_good_one_beside_it_is_offered(tmp_path, kind):
+def _bad_beside_a_good_one(tmp_path, make) -> tuple:
+    """A good autosave and, beside it, a bad one `make(path)` writes; then the folder read (a FIFO
+    opened for reading without O_NONBLOCK would block in `_find`): the good one must be offered.
+    (folder, the bad file, what was found)."""
     folder = tmp_path / "autosave"
     good = _good_autosave(folder)
     bad = folder / f"bad{SUFFIX}"
-    make, reason = BAD_AUTOSAVES[kind]
-    make(bad, tmp_path)
-    before = bad.read_bytes()
+    make(bad)
     found = _find(folder)
     assert [o.slot.key for o in found.orphans] == [good.key]
+    return folder, bad, found
+
+
+@pytest.mark.parametrize("kind", BAD_AUTOSAVES)
+def test_a_bad_autosave_is_reported_and_kept_while_a_good_one_beside_it_is_offered(tmp_path, kind):
+    make, reason = BAD_AUTOSAVES[kind]
+    written: list[bytes] = []  # the bad file as made, before anything reads the folder
+    folder, bad, found = _bad_beside_a_good_one(
+        tmp_path, lambda path: (make(path, tmp_path), written.append(path.read_bytes())))
+    before = written[0]
     assert found.orphans[0].design().items["s1"].name == "Server 1"
     [unreadable] = found.unreadable
     assert unreadable.file == bad and reason in unreadable.reason
@@ -170,13 +180,10 @@ NOT_FILES = {
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs and /dev/zero are POSIX")
 @pytest.mark.parametrize("kind", NOT_FILES)
 def test_what_is_not_a_small_regular_file_is_never_read(tmp_path, kind):
-    folder = tmp_path / "autosave"
-    good = _good_autosave(folder)
-    bad = folder / f"x{SUFFIX}"
     make, reason = NOT_FILES[kind]
-    still_there = make(bad)
-    found = _find(folder)  # a FIFO opened for reading without O_NONBLOCK would block here
-    assert [o.slot.key for o in found.orphans] == [good.key]
+    made: list = []
+    _folder, bad, found = _bad_beside_a_good_one(tmp_path, lambda path: made.append(make(path)))
+    still_there = made[0]
     [unreadable] = found.unreadable
     assert unreadable.file == bad and reason in unreadable.reason
     assert still_there()

@@ -35,7 +35,9 @@ SWEEP = {"format": "cluster-designer-sweep", "version": 1, "template": "rail-fat
          "keep": ["summary.power_kw", "training.days"], "constraints": ["summary.power_kw <= 100"]}
 POINTS = 40
 START_S = 120  # a generous deadline for a scheduler or worker process to come up on a loaded machine
-HANG_S = 60  # a hang check, not a speed check: every fault here is told within seconds
+# A watchdog, not a speed check: a fault that hangs fails its test after this long instead of
+# stalling the suite; how soon each is told is what its message states ("within 2 s").
+HANG_S = 120
 
 
 class Processes:
@@ -64,11 +66,15 @@ class Processes:
                                      "--scheduler-file", str(self.scheduler_file))
         deadline = time.monotonic() + START_S
         while not self.address:  # the file is written once the scheduler listens
-            assert self.scheduler.poll() is None, (self.folder / "scheduler.log").read_text()
             assert time.monotonic() < deadline, "the scheduler did not start"
             with contextlib.suppress(OSError, ValueError, KeyError):
                 self.address = json.loads(self.scheduler_file.read_text())["address"]
-            time.sleep(0.05)
+            if not self.address:
+                try:  # wait on the process itself: its exit is the one thing that ends the wait early
+                    self.scheduler.wait(timeout=0.05)
+                except subprocess.TimeoutExpired:
+                    continue
+                raise AssertionError((self.folder / "scheduler.log").read_text())
         return self.address
 
     def start_workers(self, count: int) -> None:
@@ -90,6 +96,26 @@ class Processes:
     def kill_all(self) -> None:
         for process in self.started:
             self.kill(process)
+
+
+class Hung(BaseException):
+    """Not an Exception: no handler in the runner or Dask may take it for a fault it tells."""
+
+
+@pytest.fixture(autouse=True)
+def watchdog():
+    """A test still running after HANG_S fails (SIGALRM in the main thread, where the sweep waits
+    on Dask) instead of holding the suite for ever."""
+    def hung(_signum, _frame):
+        raise Hung(f"still running after {HANG_S} s: a Dask fault hangs")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(HANG_S)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture
@@ -119,10 +145,10 @@ def _error_line(err: str) -> str:
 def _sweep_killing(monkeypatch, capfd, spec: Path, out: Path, address: str, victims: list[subprocess.Popen],
                    kill=Processes.kill):
     """Run `sweep` on `address`, killing `victims` as the first row arrives: (exit code, the error
-    line, points handed out, seconds from the kill to the return)."""
+    line, points handed out)."""
     real = runner.run_sweep
     seen: list[int] = []
-    killed: list[float] = []
+    killed: list[bool] = []
 
     def run_sweep(sweep, client, on_row, **options):
         def row(r: dict) -> None:
@@ -131,14 +157,14 @@ def _sweep_killing(monkeypatch, capfd, spec: Path, out: Path, address: str, vict
             if not killed:
                 for victim in victims:
                     kill(victim)
-                killed.append(time.monotonic())
+                killed.append(True)
 
         return real(sweep, client, row, **options)
 
     monkeypatch.setattr(runner, "run_sweep", run_sweep)
     code = main(["sweep", str(spec), "-o", str(out), "--scheduler", address])
-    elapsed = time.monotonic() - killed[0]
-    return code, _error_line(capfd.readouterr().err), seen, elapsed
+    assert killed, "no row arrived before the end"
+    return code, _error_line(capfd.readouterr().err), seen
 
 
 def _kept(out: Path, seen: list[int]) -> list[int]:
@@ -173,10 +199,9 @@ def test_a_scheduler_killed_midway_ends_the_run_in_one_line_keeping_the_rows(das
     address = dask_processes.start_scheduler()
     dask_processes.start_workers(1)
     out = tmp_path / "rows.csv"
-    code, line, seen, elapsed = _sweep_killing(monkeypatch, capfd, spec, out, address, [dask_processes.scheduler])
+    code, line, seen = _sweep_killing(monkeypatch, capfd, spec, out, address, [dask_processes.scheduler])
     assert code == 2
     assert line.startswith(f"cluster-designer: error: Dask scheduler {address}: lost the connection to it"), line
-    assert elapsed < HANG_S
     _kept(out, seen)
 
 
@@ -185,10 +210,9 @@ def test_every_worker_killed_midway_ends_the_run_in_one_line_keeping_the_rows(da
     address = dask_processes.start_scheduler()
     dask_processes.start_workers(2)
     out = tmp_path / "rows.csv"
-    code, line, seen, elapsed = _sweep_killing(monkeypatch, capfd, spec, out, address, dask_processes.workers)
+    code, line, seen = _sweep_killing(monkeypatch, capfd, spec, out, address, dask_processes.workers)
     assert code == 2
     assert line.startswith(f"cluster-designer: error: Dask scheduler {address}: every worker was lost"), line
-    assert elapsed < HANG_S
     _kept(out, seen)
 
 
@@ -199,11 +223,10 @@ def test_a_scheduler_frozen_midway_ends_the_run_once_it_does_not_answer(dask_pro
     address = dask_processes.start_scheduler()
     dask_processes.start_workers(1)
     out = tmp_path / "rows.csv"
-    code, line, seen, elapsed = _sweep_killing(monkeypatch, capfd, spec, out, address, [dask_processes.scheduler],
+    code, line, seen = _sweep_killing(monkeypatch, capfd, spec, out, address, [dask_processes.scheduler],
                                                kill=lambda process: os.killpg(process.pid, signal.SIGSTOP))
     assert code == 2
     assert line.startswith(f"cluster-designer: error: Dask scheduler {address}: did not answer within 3 s"), line
-    assert elapsed < HANG_S
     _kept(out, seen)
 
 
@@ -227,9 +250,7 @@ def test_workers_gone_without_a_lost_batch_are_told_after_the_workers_timeout(mo
 def test_a_scheduler_no_worker_joins_is_refused_naming_it(dask_processes, spec, tmp_path, monkeypatch, capfd):
     monkeypatch.setattr(runner, "WORKERS_TIMEOUT_S", 2.0)
     address = dask_processes.start_scheduler()
-    started = time.monotonic()
     assert main(["sweep", str(spec), "-o", str(tmp_path / "rows.csv"), "--scheduler", address]) == 2
-    assert time.monotonic() - started < HANG_S
     line = _error_line(capfd.readouterr().err)
     assert line == f"cluster-designer: error: no workers joined the scheduler at {address} within 2 s"
 
@@ -278,9 +299,7 @@ def test_a_port_that_is_no_dask_scheduler_is_refused_within_the_connect_timeout(
                                                                                  monkeypatch, capfd):
     monkeypatch.setattr(runner, "CONNECT_TIMEOUT_S", 2.0)
     with server() as port:
-        started = time.monotonic()
         assert main(["sweep", str(spec), "-o", str(tmp_path / "rows.csv"), "--scheduler", f"127.0.0.1:{port}"]) == 2
-        assert time.monotonic() - started < HANG_S
     line = _error_line(capfd.readouterr().err)
     assert line.startswith(f"cluster-designer: error: Dask scheduler tcp://127.0.0.1:{port}: no Dask answer "
                            "within 2 s"), line
@@ -299,10 +318,8 @@ def test_a_closed_port_is_refused_naming_the_refusal(spec, tmp_path, monkeypatch
 def test_a_scheme_other_than_tcp_is_refused_before_connecting(scheme, spec, tmp_path, capfd):
     with socket.create_server(("127.0.0.1", 0)) as listener:
         port = listener.getsockname()[1]
-        started = time.monotonic()
         assert main(["sweep", str(spec), "-o", str(tmp_path / "rows.csv"),
                      "--scheduler", f"{scheme}://127.0.0.1:{port}"]) == 2
-        assert time.monotonic() - started < 10
         listener.setblocking(False)
         with pytest.raises(BlockingIOError):
             listener.accept()  # nothing connected

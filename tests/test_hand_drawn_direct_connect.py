@@ -96,3 +96,38 @@ def test_above_the_flow_models_size_a_servers_mesh_is_cut_the_same():
     assert healthy.domains == 2750 and healthy.bisection_gb_per_s == pytest.approx(16 * 25 * 2)
     shrunk, _, _ = degraded_design(design, CATALOG, [Failure("core")])
     assert evaluate(shrunk, CATALOG).network.scale_up.bisection_gb_per_s == pytest.approx(16 * 25 * 2)
+
+
+def test_the_same_torus_boxed_in_racks_is_cut_the_same():
+    # The hosts of the hand-drawn 4×4 torus put in two racks (two hosts each): containers are
+    # drawing, the cut is still the 8 links × 23.44 × 2.
+    flat = chips_by_hand(4, 4, wrap=True)
+    boxed = chips_by_hand(4, 4, wrap=True)
+    for rack in range(2):
+        boxed.add_item(Item(f"rack{rack}", "rack", part="rack-42u"))
+    for host in range(4):
+        boxed.update_item(f"host{host}", parent=f"rack{host // 2}")
+    assert scale_up_bisection(boxed) == pytest.approx(scale_up_bisection(flat)) == pytest.approx(8 * ICI * 2)
+
+
+def test_one_server_that_differs_gives_the_domain_its_own_cut():
+    # Two MI300X-style servers drawn side by side on one leaf, each an all-to-all mesh of 8 GPUs
+    # (28 links); the second lost the cables from its GPU 0 to GPUs 4-7. Any 4 + 4 halving of the
+    # first cuts 16 links; the second's best halving (GPU 0 with 1-3) cuts 16 - 4 = 12. The figure
+    # is the least, 12 links × 2 directions, where copying the first server would read 16.
+    from designer.topologies.base import Builder
+
+    design = Design(name="two meshes by hand")
+    builder = Builder(design, CATALOG)
+    leaf = builder.item("leaf", "switch", "qm9700", None, x=600, y=0)
+    for k in range(2):
+        for nic in builder.server(f"s{k}", "mi300x-platform", None, x=700 * k, y=200)["nics"]:
+            builder.link(nic, leaf, "ib-ndr", 1)
+    mesh = [l for l in design.links.values() if design.items[l.a].kind == design.items[l.b].kind == "accelerator"]
+    cap = CATALOG[mesh[0].medium].number("lane_gb_per_s") * mesh[0].lanes
+    gpus = sorted(i for i in design.items if i.startswith("s1.") and design.items[i].kind == "accelerator")
+    cut = [l.id for l in mesh if {l.a, l.b} & {gpus[0]} and {l.a, l.b} & set(gpus[4:])]
+    assert len(cut) == 4
+    for link_id in cut:
+        del design.links[link_id]
+    assert scale_up_bisection(design) == pytest.approx(12 * cap * 2)
