@@ -131,3 +131,76 @@ def test_one_server_that_differs_gives_the_domain_its_own_cut():
     for link_id in cut:
         del design.links[link_id]
     assert scale_up_bisection(design) == pytest.approx(12 * cap * 2)
+
+
+def _collective_times(design: Design) -> dict:
+    return {(c.op, c.algorithm, c.protocol, c.bytes): c.time_s for c in evaluate(design, CATALOG).collectives}
+
+
+@pytest.mark.parametrize("wrap", [True, False], ids=["torus", "open-mesh"])
+def test_a_torus_drawn_by_hand_times_every_collective_as_the_template(wrap):
+    # The same 4×4 chips and cables: drawn by hand (no template setting, ids of the user's own)
+    # they get the template's torus model, every operation, algorithm, protocol and size alike.
+    # Read as a plain mesh instead, the ring would run through all four links of a chip (74.4 GB/s
+    # busbw at 8 GiB, where the torus's ring uses the two of one dimension: 37.2).
+    template = generate("torus", CATALOG, dims="4x4x1", wrap=int(wrap))
+    by_hand = chips_by_hand(4, 4, wrap=wrap)
+    drawn, made = _collective_times(by_hand), _collective_times(template)
+    assert drawn.keys() == made.keys() and any(key[1] == "torus" for key in drawn)
+    for key, seconds in made.items():
+        assert drawn[key] == pytest.approx(seconds, rel=1e-9), key
+
+
+def test_a_failed_chip_of_a_hand_drawn_torus_is_a_hole_as_in_the_template():
+    # Chip (1, 2) fails: 15 chips are left, which no torus of 15 holds, so the drawing reads as
+    # the 4×4 torus with one hole, as the template's does: every collective equals the template's
+    # with the same chip failed, and no bus bandwidth at 1 GiB or more is above the whole torus's
+    # (a time may be below it: 15 ranks move 2 × 14/15 of the bytes where 16 move 2 × 15/16).
+    from designer.engine.failures import Failure, degraded_design
+
+    healthy = {(c.op, c.algorithm, c.protocol, c.bytes): c.busbw_gb_per_s
+               for c in evaluate(chips_by_hand(4, 4, wrap=True), CATALOG).collectives}
+    by_hand, _, _ = degraded_design(chips_by_hand(4, 4, wrap=True), CATALOG, [Failure("chip1-2")])
+    template, _, _ = degraded_design(generate("torus", CATALOG, dims="4x4x1"), CATALOG, [Failure("chip1-2-0")])
+    drawn, made = _collective_times(by_hand), _collective_times(template)
+    assert drawn.keys() == made.keys()
+    for key, seconds in made.items():
+        assert drawn[key] == pytest.approx(seconds, rel=1e-9), key
+    for row in evaluate(by_hand, CATALOG).collectives:
+        key = (row.op, row.algorithm, row.protocol, row.bytes)
+        if key in healthy and row.bytes >= 1 << 30:
+            assert row.busbw_gb_per_s <= healthy[key] * 1.005, key  # fewer latency steps: 0.03 % at 1 GiB
+
+
+def test_a_missing_cable_slows_the_torus_algorithm_and_a_diagonal_makes_a_mesh():
+    healthy = _collective_times(chips_by_hand(4, 4, wrap=True))
+    key = ("allreduce", "torus", "Simple", 8 << 30)
+    cut = chips_by_hand(4, 4, wrap=True)
+    del cut.links["l1-2-10"]
+    assert _collective_times(cut)[key] > healthy[key]  # its line detours round the missing hop
+    diagonal = chips_by_hand(4, 4, wrap=True)
+    diagonal.add_link(Link("diagonal", "chip0-0", "chip1-1", "tpu-ici"))
+    assert not any(k[1] == "torus" for k in _collective_times(diagonal))  # no torus has that link
+
+
+def test_drawn_torus_reads_holes_and_missing_links():
+    from designer.engine.torus_lines import drawn_torus
+
+    # A ring of 6 in rank order: one dimension of 6, every link drawn.
+    chips = [f"c{i}" for i in range(6)]
+    ring = [(chips[i], chips[(i + 1) % 6]) for i in range(6)]
+    found = drawn_torus(chips, ring)
+    assert found is not None and (found.dims, found.wrap, found.holes, found.missing) == ((6,), True, 0, 0)
+    # A 3×3 torus without chip 4 (the middle): 8 chips, no torus of 8 holds the links, the 3×3
+    # with one hole does; its 18 links less the 4 of the middle chip are all drawn.
+    places = [(r, c) for r in range(3) for c in range(3) if (r, c) != (1, 1)]
+    links = [(f"{a}", f"{b}") for a in places for b in places
+             if a < b and sum(x != y for x, y in zip(a, b)) == 1]
+    found = drawn_torus([f"{p}" for p in places], links)
+    assert found is not None and (found.dims, found.holes, found.missing) == ((3, 3), 1, 0)
+    assert found.coords["(2, 2)"] == (2, 2)
+    # A chain of 5 is an open line of 5; a star is no torus.
+    chain = [(chips[i], chips[i + 1]) for i in range(4)]
+    found = drawn_torus(chips[:5], chain)
+    assert found is not None and (found.dims, found.wrap) == ((5,), False)
+    assert drawn_torus(chips[:5], [(chips[0], c) for c in chips[1:5]]) is None

@@ -37,7 +37,7 @@ import numpy as np
 from designer.engine import calibration as cal
 from designer.engine.flows import EXACT_BISECTION_CHIPS, FlowNetwork, flow_network, smallest_balanced_cut
 from designer.engine.inventory import multiplicities
-from designer.engine.torus_lines import TorusLines, torus_lines
+from designer.engine.torus_lines import TorusLines, drawn_torus, torus_lines
 from designer.model.catalog import Catalog
 from designer.model.design import Design
 from designer.engine.result import rounded
@@ -133,6 +133,7 @@ class Fabric:
     # An open mesh (the torus template's wrap=0 with one block, as Dojo's tiles): its lines end
     # at the edges, so they are segments, not rings, and one plane cuts it in two, not two.
     torus_open: bool = False
+    torus_drawn: bool = False  # found in the links drawn by hand (`_drawn_torus`), not the template's
     rails: int = 1  # above 1: a server's NICs reach separate fabrics joined only over scale-up links
     bisection_cap: float | None = None  # a limit the boundaries do not show (a dragonfly's, engine.shapes)
     # ((link indices, raw GB/s), ...): scale-up links between the representative server's switches,
@@ -213,8 +214,8 @@ def build_fabric(design: Design, catalog: Catalog, copies: dict | None = None, c
     _boundaries(fabric, chain)
     _carried(fabric, chain)
     _in_network(fabric)
-    _torus(fabric)
     fabric.flows = flow_network(design, links, {a.id for a in accelerators})
+    _torus(fabric)  # after the flows: a torus drawn by hand is found only in a graph they expand
     if slowest_of:
         _slowest_copies(fabric, slowest_of, chain)
     return fabric
@@ -701,7 +702,10 @@ def _torus(fabric: Fabric) -> None:
     switches or links broke or thinned are `torus_lines`'s (docs/goodput.md, "A failed circuit
     switch")."""
     template = fabric.design.settings.get("template") or {}
-    if template.get("name") != "torus" or not fabric.direct_connect:
+    if not fabric.direct_connect:
+        return
+    if template.get("name") != "torus":
+        _drawn_torus(fabric)
         return
     dims_text = template.get("params", {}).get("dims")
     if dims_text is None:
@@ -726,6 +730,44 @@ def _torus(fabric: Fabric) -> None:
                                      lambda item: _passthrough_item(fabric, item))
     if fabric.torus_lines is not None:
         # The lines that lost links are the model's (`torus_lines`); the rest keep whole links.
+        fabric.torus_link_cap = fabric.torus_lines.link_cap
+    else:
+        caps = [fabric.links[i].cap for i in fabric.up_links]
+        fabric.torus_link_cap = min(caps) if caps else 0.0
+
+
+def _drawn_torus(fabric: Fabric) -> None:
+    """A torus or open mesh cabled chip to chip by hand gets the template's torus model (its
+    dimension-wise algorithm, a ring through the two links of one dimension, the lines a missing
+    cable breaks, the holes a failed host leaves), so the same torus drawn either way gets the same
+    figures. Only where the graph is expanded (`flows`), every chip drawn once and the whole design
+    one scale-up domain; its bisection stays the drawn cut."""
+    if fabric.flows is None or fabric.domain_size != fabric.total_accelerators:
+        return
+    chips = [a.id for a in fabric.accelerators]
+    if any(fabric.copies[c] != 1 for c in chips):
+        return
+    present = set(chips)
+    pairs = []
+    for link in fabric.links:
+        if link.tier != SCALE_UP:
+            continue
+        if link.a not in present or link.b not in present or link.instances != 1:
+            return  # a scale-up switch or a replicated link: not a torus of single chips
+        pairs.append((link.a, link.b))
+    found = drawn_torus(chips, pairs)
+    if found is None:
+        return
+    if found.holes:
+        fabric.torus_holes = (found.dims, found.holes)
+    else:
+        fabric.torus_dims = found.dims
+    fabric.torus_open, fabric.torus_drawn = not found.wrap, True
+    fabric.torus_links = tuple(l.index for l in fabric.links if l.tier == SCALE_UP)
+    fabric.torus_lines = torus_lines(fabric.design, found.dims, found.dims, found.wrap, fabric.links,
+                                     fabric.accelerators, fabric.copies, SCALE_UP, lambda item: False,
+                                     coord_of=found.coords.get)
+    if fabric.torus_lines is not None:
         fabric.torus_link_cap = fabric.torus_lines.link_cap
     else:
         caps = [fabric.links[i].cap for i in fabric.up_links]
@@ -920,7 +962,7 @@ def network_summary(fabric: Fabric) -> dict:
         scale_out_bisection = min(scale_out_bisection, fabric.total_accelerators / 2 * fabric.out_raw)
     if scale_out_bisection is not None and fabric.bisection_cap is not None:
         scale_out_bisection = min(scale_out_bisection, fabric.bisection_cap)
-    if fabric.torus_dims or fabric.torus_holes:
+    if (fabric.torus_dims or fabric.torus_holes) and not fabric.torus_drawn:
         up_bisection = _torus_bisection(fabric)
     elif fabric.direct_connect and fabric.flows is not None:
         # Accelerators cabled to each other (a torus or mesh not from the template): their cut as

@@ -126,11 +126,13 @@ class TorusLines:
 
 
 def torus_lines(design: Design, dims: tuple[int, ...], block: tuple[int, ...], wrap: bool, links, accelerators,
-                copies: dict, scale_up: str, passthrough: Callable[[object], bool]) -> TorusLines | None:
+                copies: dict, scale_up: str, passthrough: Callable[[object], bool],
+                coord_of: Callable[[str], tuple[int, ...] | None] = torus_ids.chip_coord) -> TorusLines | None:
     """What is left of each hop class of a torus (`dims`, `block` and `wrap` as the template drew
-    it, all dimensions); None where every line is whole, or where the chips are not the
-    template's (ids `torus_ids.chip_coord` cannot place). `links` and `accelerators` the fabric's,
-    `scale_up` their tier's name, `passthrough(item)` whether an item is a circuit switch."""
+    it, all dimensions); None where every line is whole, or where the chips cannot be placed
+    (`coord_of` a chip's place in its block: the template's ids by default, a torus drawn by hand's
+    places from `drawn_torus`). `links` and `accelerators` the fabric's, `scale_up` their tier's
+    name, `passthrough(item)` whether an item is a circuit switch."""
     axes = [a for a, d in enumerate(dims) if d > 1]
     switched = block != dims
     # Where a line's last hop is a wrap-around link inside the one block (the template draws one
@@ -146,7 +148,7 @@ def torus_lines(design: Design, dims: tuple[int, ...], block: tuple[int, ...], w
     row: dict[str, int] = {}
     places = []
     for accelerator in accelerators:
-        coord = torus_ids.chip_coord(accelerator.id)
+        coord = coord_of(accelerator.id)
         if coord is None or len(coord) != len(dims) or any(c >= b for c, b in zip(coord, block)):
             return None
         row[accelerator.id] = len(places)
@@ -234,3 +236,138 @@ def torus_lines(design: Design, dims: tuple[int, ...], block: tuple[int, ...], w
         return None
     return TorusLines(tuple(dims[a] for a in axes), tuple(block[a] for a in axes), tuple(left),
                       tuple(switched or w for w in wrapped), link_cap)
+
+
+# A drawn graph missing more of a torus's links than this is not read as that torus with lines broken,
+# nor one missing more of its chips as that torus with holes.
+MOST_MISSING = 0.25
+MOST_DIMENSIONS = 3
+# Holes read into a drawn torus: a few failed hosts' chips.
+MOST_HOLES = 64
+
+
+@dataclass(frozen=True)
+class DrawnTorus:
+    """A torus or open mesh found in links drawn by hand: `dims` (each of 2 chips or more), whether
+    its lines wrap round, each chip's place (C order, the last dimension fastest, as the template's
+    chips are numbered), how many of its chips are not there (`holes`: a failed host's) and how many
+    links between chips that are there are not drawn (`missing`)."""
+
+    dims: tuple[int, ...]
+    wrap: bool
+    coords: dict[str, tuple[int, ...]]
+    holes: int
+    missing: int
+
+
+def drawn_torus(chips: list[str], pairs: list[tuple[str, str]]) -> DrawnTorus | None:
+    """The torus (or open mesh) of up to three dimensions that chip-to-chip links drawn by hand
+    make, the chips taken in rank order; None where they make none. The places keep the rank order
+    (a chip's place is after the one before it), so a torus is found as a user draws one, row by
+    row; a graph that is a torus only under some other numbering is read as the mesh it is drawn
+    as (searching every numbering is graph isomorphism, and near-misses make that explode).
+    Chips may be missing (holes: a failed host taken out of a torus drawn by hand, up to
+    `MOST_HOLES`) and links between chips that are there (a failed or forgotten cable, whose lines
+    `torus_lines` counts as broken), each up to `MOST_MISSING` of the torus's; a link no torus of that numbering has (a
+    diagonal, a chip's link to itself) means no torus. Of the readings, the one with the fewest
+    holes, then the fewest links undrawn (a 4 × 4 torus that lost a row of chips reads as the
+    3 × 4 torus it now is, with its wrap-around links in the short dimension missing)."""
+    n = len(chips)
+    if n < 3:
+        return None
+    index = {chip: i for i, chip in enumerate(chips)}
+    earlier: list[list[int]] = [[] for _ in range(n)]
+    drawn: set[tuple[int, int]] = set()
+    degree = [0] * n
+    for a, b in pairs:
+        i, j = index.get(a), index.get(b)
+        if i is None or j is None or i == j:
+            return None
+        i, j = min(i, j), max(i, j)
+        if (i, j) not in drawn:
+            drawn.add((i, j))
+            earlier[j].append(i)
+            degree[i] += 1
+            degree[j] += 1
+    if max(degree) > 2 * MOST_DIMENSIONS:
+        return None
+    best: DrawnTorus | None = None
+    for full in range(n, min(int(n / (1 - MOST_MISSING)), n + MOST_HOLES) + 1):
+        if best is not None:
+            break  # the fewest holes that explain the drawing
+        for dims in _ordered_factorisations(full, MOST_DIMENSIONS):
+            for wrap in (False, True):
+                places = _place(dims, wrap, n, earlier)
+                if places is None:
+                    continue
+                expected = _pairs_among(dims, wrap, places)
+                missing = expected - len(drawn)
+                if missing > MOST_MISSING * expected:
+                    continue
+                if best is None or missing < best.missing:
+                    coords = [_coord(p, dims) for p in places]
+                    best = DrawnTorus(dims, wrap, dict(zip(chips, coords)), full - n, missing)
+    return best
+
+
+def _coord(place: int, dims: tuple[int, ...]) -> tuple[int, ...]:
+    out = []
+    for k in reversed(dims):
+        place, c = divmod(place, k)
+        out.append(c)
+    return tuple(reversed(out))
+
+
+def _adjacent(p: int, q: int, dims: tuple[int, ...], wrap: bool) -> bool:
+    """Whether places p and q of a torus (or open mesh) of `dims` are neighbours: one step apart
+    along one dimension, or its two ends where the lines wrap (a line of 2 has one link)."""
+    a, b = _coord(p, dims), _coord(q, dims)
+    apart = [(x, y, k) for x, y, k in zip(a, b, dims) if x != y]
+    if len(apart) != 1:
+        return False
+    x, y, k = apart[0]
+    return abs(x - y) == 1 or (wrap and k > 2 and abs(x - y) == k - 1)
+
+
+def _place(dims: tuple[int, ...], wrap: bool, n: int, earlier: list[list[int]]) -> list[int] | None:
+    """Places for ranks 0 … n − 1, increasing, in a torus of `dims`, such that every drawn link
+    joins neighbours: each rank at the first place after the one before it that its links to
+    earlier ranks allow (a hole is skipped where they say so). None where some rank has no such
+    place. Greedy, so a rank with no link to an earlier one right after a hole can be placed
+    early and the reading fail: such a design is read as the mesh it is drawn as."""
+    spare = math.prod(dims) - n
+    places: list[int] = []
+    for rank in range(n):
+        first = places[-1] + 1 if places else 0
+        place = next((p for p in range(first, rank + spare + 1)
+                      if all(_adjacent(places[j], p, dims, wrap) for j in earlier[rank])), None)
+        if place is None:
+            return None
+        places.append(place)
+    return places
+
+
+def _pairs_among(dims: tuple[int, ...], wrap: bool, places: list[int]) -> int:
+    """How many links a torus of `dims` has between the chips at `places`."""
+    present = set(places)
+    strides = [math.prod(dims[a + 1:]) for a in range(len(dims))]
+    count = 0
+    for p in places:
+        for s, k in zip(strides, dims):
+            along = (p // s) % k
+            if along + 1 < k:
+                count += (p + s) in present
+            elif wrap and k > 2:
+                count += (p - (k - 1) * s) in present
+    return count
+
+
+def _ordered_factorisations(n: int, most: int) -> list[tuple[int, ...]]:
+    """Every way to write n as a product of at most `most` factors of 2 or more, in each order."""
+    if most == 0:
+        return []
+    out = [(n,)] if n >= 2 else []
+    for first in range(2, n // 2 + 1):
+        if n % first == 0:
+            out.extend((first, *rest) for rest in _ordered_factorisations(n // first, most - 1))
+    return out
