@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed
 X11_TESTS := tests/test_gui_canvas.py tests/test_gui_editor.py tests/test_gui_window.py \
 	tests/test_gui_drag.py tests/test_gui_document.py tests/test_gui_inspector.py tests/test_gui_new_user.py \
 	tests/test_gui_flow_bottleneck.py tests/test_autosave_hostile.py tests/test_gui_window_placement.py \
-	tests/test_gui_stale_results.py
+	tests/test_gui_stale_results.py tests/test_gui_shortcuts.py tests/test_gui_pan_and_open.py tests/test_gui_placement.py
 # Debian's X server and the xcb libraries Qt's xcb platform loads.
 X11_PACKAGES := xvfb xauth libx11-xcb1 libxcb1 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 \
 	libxcb-randr0 libxcb-render0 libxcb-render-util0 libxcb-shape0 libxcb-shm0 libxcb-sync1 libxcb-xfixes0 \

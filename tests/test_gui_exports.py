@@ -14,11 +14,12 @@ from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from designer.canvas import colors
-from designer.canvas.export import MARGIN, export_rect, image_size
+from designer.canvas.export import MARGIN, ExportOptions, export_rect, image_size
 from designer.io.examples import default_example_path, example_paths
 from designer.model.catalog import default_catalog
 from designer.paths import examples_dir
 from designer.topologies import generate
+from designer.ui.export_dialog import ExportOptionsDialog
 from helpers import flat_grid, window_settled
 
 
@@ -34,6 +35,8 @@ def dialogs(monkeypatch):
 
     monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(save_name))
     monkeypatch.setattr(QMessageBox, "warning", staticmethod(lambda parent, title, text: seen["warnings"].append(text)))
+    # The canvas export's options dialog answers the plain picture (no title, no legend, 2×).
+    monkeypatch.setattr(ExportOptionsDialog, "ask", staticmethod(lambda *args: ExportOptions()))
     return seen
 
 

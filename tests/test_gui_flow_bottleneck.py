@@ -35,11 +35,12 @@ NO = Qt.KeyboardModifier.NoModifier
 CTRL = Qt.KeyboardModifier.ControlModifier
 LEFT = Qt.MouseButton.LeftButton
 
-# Where each part is dropped (scene coordinates): the servers in a row, the leaves under the gaps
-# between the pairs they serve, the spine under the middle. All of it within the ±2000 the empty
-# canvas can scroll over: a box dropped further out widens the scene rect, but the view's scroll
-# bars do not follow (the scene grows it while its signals are blocked, `DesignScene.on_changed`).
-SERVERS_AT = [QPointF(640 * k - 1280, 0) for k in range(4)]
+# Where each part is dropped (scene coordinates; a dropped box is centred there): the servers in a
+# row, the leaves under the gaps between the pairs they serve, the spine under the middle. All of
+# it within the ±2000 the empty canvas can scroll over: a box dropped further out widens the scene
+# rect, but the view's scroll bars do not follow (the scene grows it while its signals are
+# blocked, `DesignScene.on_changed`).
+SERVERS_AT = [QPointF(640 * k - 1000, 250) for k in range(4)]
 LEAVES_AT = [QPointF(-690, 520), QPointF(590, 520)]
 SPINE_AT = QPointF(-50, 820)
 

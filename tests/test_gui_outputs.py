@@ -11,7 +11,9 @@ import stat
 import pytest
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from designer.canvas.export import ExportOptions
 from designer.topologies import generate
+from designer.ui.export_dialog import ExportOptionsDialog
 from helpers import window_settled
 
 
@@ -22,6 +24,7 @@ def answers(monkeypatch):
     monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (seen["path"], "")))
     monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (seen["path"], "")))
     monkeypatch.setattr(QMessageBox, "warning", staticmethod(lambda parent, title, text: seen["warnings"].append(text)))
+    monkeypatch.setattr(ExportOptionsDialog, "ask", staticmethod(lambda *args: ExportOptions()))  # canvas exports
     return seen
 
 

@@ -71,7 +71,7 @@ def test_inspector_shows_catalogue_figures_read_only_and_edits_a_link(fat_tree):
     window.scene.select_ids(["su.leaf0"])
     table = window.inspector.figures
     keys = [table.item(r, 0).text() for r in range(table.rowCount())]
-    assert "ports" in keys and "source" in keys
+    assert "Ports" in keys and "Source" in keys and "Switching bandwidth (TB/s)" in keys
     assert not table.editTriggers() & table.EditTrigger.AllEditTriggers
     link_id = next(iter(window.scene.links_by_item["su.leaf0"]))
     window.scene.select_ids([link_id])
@@ -243,7 +243,7 @@ def test_double_click_in_the_palette_places_the_part(fat_tree):
 def test_multi_selection_says_so_in_the_inspector(fat_tree):
     window = fat_tree
     window.scene.select_ids(["su.leaf0", "su.leaf1"])
-    assert window.inspector.title.text().startswith("2 selected")
+    assert window.inspector.title.text() == "2 switches selected"
 
 
 def test_workload_panel_choice_is_evaluated_saved_and_undoable(fat_tree, qtbot, tmp_path):

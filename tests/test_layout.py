@@ -1,6 +1,7 @@
 """The tidy layout (Qt-free): every shipped example and every generated design is stored tidy (no
 two siblings' boxes overlap, every item inside its container's box, a second tidy moves nothing),
-switches sit above what they serve, and a tidy of a selection moves only what was selected."""
+switches sit above what they serve, and a tidy of a selection moves only what was selected; new
+items land clear of their siblings and a container that grows pushes its neighbours aside."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from designer.io.examples import example_paths
 from designer.io.files import load_design
 from designer.model import load_catalog
 from designer.model.design import Design, Item, Link
-from designer.model.layout import (HEADER_H, LEAF_H, LEAF_W, MARGIN, MIN_CONTAINER_W, boxes_in_parent, item_rects,
-                                   tidy, tidy_in_place)
+from designer.model.layout import (GAP_X, GAP_Y, HEADER_H, LEAF_H, LEAF_W, MARGIN, MIN_CONTAINER_W, boxes_in_parent,
+                                   clear_spots, item_rects, make_room, tidy, tidy_in_place)
 from designer.topologies import generate
 
 
@@ -128,23 +129,62 @@ def test_tidy_of_a_messy_design_leaves_nothing_overlapping_and_is_deterministic(
     assert boxes["s0.sw"].top > max(boxes[f"s0.g{g}"].bottom for g in range(4))  # its links stay inside
 
 
-def test_tidy_of_a_selected_container_moves_only_its_contents():
+def test_tidy_of_a_selected_container_places_it_among_its_siblings_and_keeps_its_contents():
     design = _messy()
     positions = tidy(design, ["s0"])
-    assert set(positions) <= {"s0.sw", *(f"s0.g{g}" for g in range(4))} and positions
+    assert set(positions) == {"s0"}  # its contents stay as they were
     boxes = boxes_in_parent(design, positions)
-    for a, b in itertools.combinations([i.id for i in design.children("s0")], 2):
-        assert not boxes[a].overlaps(boxes[b])
-    # The container keeps its top left corner: its contents start where they started.
-    before, after = item_rects(design)["s0"], item_rects(design, positions)["s0"]
-    assert (before.left, before.top) == (after.left, after.top)
+    assert not boxes["s0"].overlaps(boxes["s1"])
+    # Lined up with its sibling, below and right of where the group's contents began.
+    assert boxes["s0"].top == boxes["s1"].top or boxes["s0"].left == boxes["s1"].left
+    old = boxes_in_parent(design)
+    assert boxes["s0"].left >= min(old["s0"].left, old["s1"].left)
+    assert boxes["s0"].top >= min(old["s0"].top, old["s1"].top)
+    design.update_item("s0", x=positions["s0"][0], y=positions["s0"][1])
+    assert tidy(design, ["s0"]) == {}, "a placed item stays where it is"
 
 
-def test_tidy_of_selected_siblings_arranges_them_among_themselves():
+def test_tidy_of_selected_siblings_arranges_them_in_rows_clear_of_the_others():
     design = _messy()
     positions = tidy(design, ["s0.g0", "s0.g1", "s0.g2"])
     assert set(positions) <= {"s0.g0", "s0.g1", "s0.g2"}
     boxes = boxes_in_parent(design, positions)
-    for a, b in itertools.combinations(["s0.g0", "s0.g1", "s0.g2"], 2):
-        assert not boxes[a].overlaps(boxes[b])
-    assert min(boxes[g].left for g in ("s0.g0", "s0.g1", "s0.g2")) == 0  # where the first of them was
+    for a, b in itertools.product(["s0.g0", "s0.g1", "s0.g2"], [i.id for i in design.children("s0")]):
+        assert a == b or not boxes[a].overlaps(boxes[b])  # nor the siblings left where they were
+    assert min(boxes[g].left for g in ("s0.g0", "s0.g1", "s0.g2")) >= 0  # not left of where the contents began
+
+
+def _racks_beside() -> Design:
+    design = Design()
+    design.add_item(Item("A", "rack", part="rack-48u"))
+    design.add_item(Item("A.sw", "switch", part="qm9700", parent="A", x=12, y=34))
+    design.add_item(Item("B", "rack", part="rack-48u", x=180))  # 8 px clear of A's 160-wide box
+    design.add_item(Item("C", "rack", part="rack-48u", y=110))  # 24 px under A
+    return design
+
+
+def test_a_new_item_lands_clear_in_a_row_of_its_container():
+    before = _racks_beside()
+    after = before.snapshot()
+    after.add_item(Item("A.new", "switch", part="qm9700", parent="A", x=50, y=40))  # on A.sw, to its right
+    spots = clear_spots(after, ["A.new"])
+    assert spots == {"A.new": (12 + LEAF_W + GAP_X, 34)}  # beside the first, in its row
+    empty = before.snapshot()
+    empty.add_item(Item("first", "switch", part="qm9700", parent="B", x=70, y=-5))
+    assert clear_spots(empty, ["first"]) == {"first": (MARGIN, MARGIN + HEADER_H)}  # B's box keeps its corner
+    top = before.snapshot()
+    top.add_item(Item("loose", "switch", part="qm9700", x=5, y=-60))
+    assert clear_spots(top, ["loose"]) == {}  # clear where it was put at the top level
+
+
+def test_a_container_that_grows_pushes_its_neighbours_right_and_down_keeping_their_order():
+    before = _racks_beside()
+    after = before.snapshot()
+    after.add_item(Item("A.new", "switch", part="qm9700", parent="A", x=12 + LEAF_W + GAP_X, y=34))
+    after.add_item(Item("A.low", "switch", part="qm9700", parent="A", x=12, y=34 + LEAF_H + GAP_Y))
+    room = make_room(before, after, ["A.new", "A.low"])
+    assert set(room) == {"B", "C"}
+    moved = boxes_in_parent(after, {**{i: (it.x, it.y) for i, it in after.items.items()}, **room})
+    assert moved["B"].left == moved["A"].right + GAP_X and room["B"][1] == 0  # right, level
+    assert moved["C"].top == moved["A"].bottom + GAP_Y and room["C"][0] == 0  # down, in its column
+    assert overlapping_siblings(after, room) == []

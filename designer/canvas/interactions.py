@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtWidgets import QGraphicsScene
 
 from designer.canvas.items import NodeItem
-from designer.model import placement
+from designer.model import layout, placement
 from designer.model.design import Design, Item
 from designer.model.errors import DesignerError
 from designer.model.layout import GRID, LEAF_H, LEAF_W
@@ -240,7 +241,7 @@ class Interactions:
         try:
             if kind == "server":
                 prefix = scratch.new_id("node")
-                Builder(scratch, catalog).server(prefix, part.id, parent_id, x=x, y=y + 100)
+                Builder(scratch, catalog).server(prefix, part.id, parent_id, x=x, y=y)
                 top = prefix
             else:
                 prefix = {"accelerator": "gpu", "cpu": "cpu", "nic": "nic", "switch": "switch", "rack": "rack"}[kind]
@@ -250,12 +251,21 @@ class Interactions:
         except DesignerError as exc:  # refused with the model's or the generator's reason
             self.scene.message.emit(f"Cannot place {part.name}: {exc}")
             return []
+        created = group_id or top
+        # Its insides are laid out as a tidy lays out a server (NICs above the GPUs, NVSwitches
+        # below), its box centred on the drop point; the document then moves it on to the
+        # nearest place clear of its siblings.
+        for item_id, (x, y) in layout.tidy(scratch, inside=created).items():
+            scratch.replace_item(replace(scratch.items[item_id], x=x, y=y))
+        box = layout.own_rect(scratch, created)
+        centred = QPointF(local.x() - box.left - box.width / 2, local.y() - box.top - box.height / 2)
+        spot = self.snap(centred)
+        scratch.replace_item(replace(scratch.items[created], x=spot.x(), y=spot.y()))
         new_items = [i for i_id, i in scratch.items.items() if i_id not in design.items]
         new_links = [l for l_id, l in scratch.links.items() if l_id not in design.links]
         text = f"Add {count} × {part.name}" if count else f"Add {part.name}"
-        if not self.scene.document.add_items(new_items, new_links, text):
+        if not self.scene.document.place_items(new_items, new_links, text):
             return []
-        created = group_id or top
         self.scene.select_ids([created])
         where = f" inside {design.items[container.item_id].label}" if container is not None else ""
         self.scene.message.emit(f"Added {part.name}{where}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainterPath, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainterPath, QPainterPathStroker, QPen
 from PySide6.QtWidgets import (QGraphicsItem, QGraphicsLineItem, QGraphicsPathItem, QGraphicsScene,
                                QGraphicsSimpleTextItem)
 
@@ -287,7 +287,7 @@ class NodeItem(QGraphicsPathItem):
         if on == self.card and not contents_changed:
             return
         for child in self.childItems():
-            if isinstance(child, (NodeItem, LinkItem)):
+            if isinstance(child, (NodeItem, LinkItem)) or child.data(0) == TAIL:
                 child.setVisible(not on)
         if on != self.card:
             self.card = on
@@ -348,13 +348,49 @@ class NodeItem(QGraphicsPathItem):
     def outline_in_scene(self) -> QRectF:
         return self.mapRectToScene(self._rect)
 
+    def set_hollow(self, on: bool) -> None:
+        """Drawn as nothing of its own (box, fill, label), its contents as they are: a
+        selection-only export shows the selected items inside it without the rest of it."""
+        if on == (getattr(self, "_solid", None) is not None):
+            return
+        own = [c for c in (self._title, self._sub, self._badge, self._badge_text, self._card_title, self._card_text,
+                           getattr(self, "_strike", None)) if c is not None]
+        if on:
+            self._solid = (self.brush(), self.pen(), self.plate.brush(), [c.isVisible() for c in own])
+            self.setBrush(QBrush(Qt.BrushStyle.NoBrush))
+            self.setPen(QPen(Qt.PenStyle.NoPen))
+            self.plate.setBrush(QBrush(Qt.BrushStyle.NoBrush))
+            for child in own:
+                child.setVisible(False)
+        else:
+            (brush, pen, plate_brush, shown), self._solid = self._solid, None
+            self.setBrush(brush)
+            self.setPen(pen)
+            self.plate.setBrush(plate_brush)
+            for child, visible in zip(own, shown):
+                child.setVisible(visible)
 
-class LinkItem(QGraphicsLineItem):
+
+TAIL = "link-tail"  # the data(0) of a link's tail (`LinkItem._update_tails`)
+# A click this far (scene units: pixels at 100 %) to either side of a link's line selects it: a
+# 1-3 px line is not a target a hand can hit.
+LINK_HIT_HALF_WIDTH = 6.0
+
+
+class LinkItem(QGraphicsPathItem):
     """A drawn link between two NodeItems; the scene updates its ends when they move. Painted by
-    Qt in C++ (no Python overrides), like NodeItem."""
+    Qt in C++, like NodeItem. Its one Python override, `shape`, widens what a click hits; a path
+    item asks for its shape only when its path or pen changes (its bounding rect is cached) and
+    on a look-up of what lies under a point, never on a paint."""
 
     def __init__(self, link_id: str, a: str, b: str):
         super().__init__()
+        self._line = QLineF()
+        # A link beneath the boxes beside it still runs, inside each container around an end, over
+        # that container's fill to the end: drawn there by a tail, a line of its own in that
+        # container beneath its contents (`_place_tails`).
+        self._ends: tuple[NodeItem, ...] = ()  # the boxes the line is drawn to
+        self._tails: list[tuple[NodeItem, QGraphicsPathItem]] = []
         self.link_id, self.a, self.b = link_id, a, b
         self.utilization: float | None = None
         self.bottleneck = False
@@ -368,8 +404,25 @@ class LinkItem(QGraphicsLineItem):
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(LINK_Z)
 
+    def line(self) -> QLineF:
+        return QLineF(self._line)
+
+    def setLine(self, line: QLineF) -> None:  # noqa: N802 - QGraphicsLineItem's name, which callers use
+        self._line = QLineF(line)
+        path = QPainterPath(line.p1())
+        path.lineTo(line.p2())
+        self.setPath(path)
+        if self._tails:
+            self._place_tails()
+
     def set_line(self, line: QLineF) -> None:
         self.setLine(line)
+
+    def shape(self) -> QPainterPath:
+        stroker = QPainterPathStroker()
+        stroker.setWidth(max(2 * LINK_HIT_HALF_WIDTH, self.pen().widthF()))
+        stroker.setCapStyle(Qt.PenCapStyle.FlatCap)
+        return stroker.createStroke(self.path())
 
     def style_key(self) -> tuple:
         level = None if self.utilization is None else int(round(max(0.0, min(1.0, self.utilization)) * UTIL_LEVELS))
@@ -386,10 +439,68 @@ class LinkItem(QGraphicsLineItem):
         self._restack()
         return True
 
-    def set_over_boxes(self, over: bool) -> None:
-        if over != self.over_boxes:
-            self.over_boxes = over
-            self._restack()
+    def set_over_boxes(self, over: bool, ends: tuple[NodeItem, NodeItem] | None = None) -> None:
+        """Whether the link would run over boxes it does not join; `ends`: the boxes it is drawn
+        to (an end, or the summary card showing it), inside whose containers its tails run."""
+        if ends is not None:
+            self._ends = ends
+        self.over_boxes = over
+        self._restack()
+
+    def tail_items(self) -> list[QGraphicsPathItem]:
+        return [tail for _, tail in self._tails]
+
+    def drop_tails(self) -> None:
+        """Take the tails out of their containers (the link is removed, or drawn on top again)."""
+        for _, tail in self._tails:
+            tail.setParentItem(None)
+            if tail.scene() is not None:
+                tail.scene().removeItem(tail)
+        self._tails = []
+
+    def _containers_around_ends(self) -> list[NodeItem]:
+        """The containers around either end below the one holding the link, where its line runs
+        over their fills to the end."""
+        holder, out = self.parentItem(), []
+        for end in self._ends:
+            node = end.parentItem()
+            while isinstance(node, NodeItem) and node is not holder:
+                if node not in out:
+                    out.append(node)
+                node = node.parentItem()
+        return out
+
+    def _place_tails(self) -> None:
+        """Lay each tail along the part of the line inside its container."""
+        p, q = self.mapToScene(self._line.p1()), self.mapToScene(self._line.p2())
+        for container, tail in self._tails:
+            a, b = container.mapFromScene(p), container.mapFromScene(q)
+            clipped = _clip_segment(a, b, container.rect())
+            path = QPainterPath()
+            if clipped is not None:
+                path.moveTo(clipped[0])
+                path.lineTo(clipped[1])
+            tail.setPath(path)
+
+    def _update_tails(self, beneath: bool) -> None:
+        wanted = self._containers_around_ends() if beneath and self.isVisible() else []
+        if [c for c, _ in self._tails] != wanted:
+            self.drop_tails()
+            for container in wanted:
+                tail = _plain_child(container, text=False)
+                tail.setZValue(BENEATH_Z)
+                tail.setData(0, TAIL)
+                self._tails.append((container, tail))
+        for _, tail in self._tails:
+            tail.setPen(self.pen())
+            tail.setVisible(not any(c.card for c, _ in self._tails))
+        if self._tails:
+            self._place_tails()
+
+    def setVisible(self, visible: bool) -> None:  # noqa: N802 - Qt's name
+        super().setVisible(visible)
+        for _, tail in self._tails:
+            tail.setVisible(visible)
 
     def _restack(self) -> None:
         """The bottleneck, a selected and a failed link on top of the others, drawn whole; a link
@@ -398,6 +509,26 @@ class LinkItem(QGraphicsLineItem):
              else BENEATH_Z if self.over_boxes else LINK_Z)
         if self.zValue() != z:
             self.setZValue(z)
+        if z == BENEATH_Z or self._tails:
+            self._update_tails(z == BENEATH_Z)
+
+
+def _clip_segment(p: QPointF, q: QPointF, rect: QRectF) -> tuple[QPointF, QPointF] | None:
+    """The part of the segment p–q inside the rect (Liang–Barsky), or None."""
+    t0, t1 = 0.0, 1.0
+    dx, dy = q.x() - p.x(), q.y() - p.y()
+    for step, room in ((-dx, p.x() - rect.left()), (dx, rect.right() - p.x()),
+                       (-dy, p.y() - rect.top()), (dy, rect.bottom() - p.y())):
+        if step == 0:
+            if room < 0:
+                return None
+        elif step < 0:
+            t0 = max(t0, room / step)
+        else:
+            t1 = min(t1, room / step)
+        if t0 >= t1:
+            return None
+    return QPointF(p.x() + dx * t0, p.y() + dy * t0), QPointF(p.x() + dx * t1, p.y() + dy * t1)
 
 
 UTIL_LEVELS = 20

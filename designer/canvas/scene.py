@@ -58,6 +58,9 @@ class DesignScene(QGraphicsScene):
         self.links_by_item: dict[str, set[str]] = {}
         self.detail = True  # text shown (off when zoomed out too far to read it)
         self.scale = 1.0  # the view's zoom, which decides which containers are summary cards
+        # While an export forces full detail: the view's own (text on, zoom), to go back to.
+        self._full_detail_for: tuple[bool, float] | None = None
+        self._full_detail_holds = 0  # the exports under way that asked for full detail
         self._summaries: dict[str, tuple[str, list[str]]] = {}  # card texts, until the design or result changes
         self._looks: set = set()  # items drawn with the selection look
         self.utilization: dict[str, float] = {}
@@ -380,6 +383,7 @@ class DesignScene(QGraphicsScene):
             s = self.links_by_item.get(end)
             if s is not None:
                 s.discard(link_id)
+        item.drop_tails()
         if item.scene() is self:
             self.removeItem(item)
 
@@ -501,6 +505,9 @@ class DesignScene(QGraphicsScene):
     def set_detail(self, on: bool) -> None:
         """Show or hide text (and thin links to hairlines); a big canvas changes over several
         turns of the event loop and is painted once, when all of it has changed."""
+        if self._full_detail_for is not None:  # an export draws everything: the view's wish waits
+            self._full_detail_for = (on, self._full_detail_for[1])
+            return
         if on == self.detail:
             return
         self.detail = on
@@ -581,9 +588,30 @@ class DesignScene(QGraphicsScene):
     # --- level of detail: containers too small on screen draw as summary cards -------------------------
     def set_scale(self, scale: float) -> None:
         """The view's zoom changed: decide again which containers are cards (and size their text)."""
+        if self._full_detail_for is not None:
+            self._full_detail_for = (self._full_detail_for[0], scale)
+            return
         if scale != self.scale:
             self.scale = scale
             self.refresh_cards()
+
+    def force_full_detail(self, on: bool) -> None:
+        """An export shows every GPU, NIC, link and label whatever the canvas's zoom: text on, full
+        link widths, no summary card. Off, the view's level of detail (its latest zoom) comes back
+        once every export that asked for full detail (an SVG made while a PNG is drawn) has let go.
+        Both switches run as restyles do (in slices on a big design: wait for `restyling()`)."""
+        self._full_detail_holds = max(0, self._full_detail_holds + (1 if on else -1))
+        if (self._full_detail_holds > 0) == (self._full_detail_for is not None):
+            return
+        if on:
+            wanted = (self.detail, self.scale)
+            self.set_detail(True)
+            self.set_scale(max(self.scale, 1.0))
+            self._full_detail_for = wanted
+        else:
+            (detail, scale), self._full_detail_for = self._full_detail_for, None
+            self.set_detail(detail)
+            self.set_scale(scale)
 
     def is_card(self, node: NodeItem) -> bool:
         rect = node.rect()
@@ -683,7 +711,8 @@ class DesignScene(QGraphicsScene):
         for link in list(self.link_items.values()):
             a, b = nodes.get(link.a), nodes.get(link.b)
             if a is not None and b is not None and link.isVisible():
-                link.set_over_boxes(runs_over_boxes(link, shown(a), shown(b), boxes))
+                ends = (shown(a), shown(b))
+                link.set_over_boxes(runs_over_boxes(link, *ends, boxes), ends)
             yield
 
     def _summary(self, item_id: str, index: dict) -> tuple[str, list[str]]:

@@ -2,7 +2,8 @@
 
 Gestures:
   - drag an item: move it (snaps to a 20 px grid; hold Alt to place freely);
-  - drag empty space or the middle button: pan; Ctrl- or Shift-drag on empty space: rubber band;
+  - drag empty space, the middle button, or hold Space and drag anywhere: pan; Ctrl- or Shift-drag
+    on empty space: rubber band;
   - Shift-drag from one item to another, or any drag with the link tool on: draw a link;
   - wheel: zoom around the cursor; F2 or double-click: rename in place;
   - Esc: cancel a link being drawn, else clear the selection; arrow keys: nudge the selection
@@ -43,6 +44,7 @@ class DesignView(QGraphicsView):
         self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState, True)
         self.link_tool = False
         self._pan_from: QPoint | None = None
+        self._space_held = False  # Space down: a left drag pans, even over an item
         self._link_from: NodeItem | None = None
         self._link_preview: QGraphicsLineItem | None = None
         self._rename_editor: QLineEdit | None = None
@@ -109,13 +111,16 @@ class DesignView(QGraphicsView):
         pos = event.position().toPoint()
         item = self._item_at(pos)
         node = self._node_of(item)
+        if isinstance(item, LinkItem) and (self.link_tool or event.modifiers() & Qt.KeyboardModifier.ShiftModifier):
+            node = self.design_scene.node_at(self.mapToScene(pos))  # a link starts from the box under a link
         mods = event.modifiers()
-        if event.button() == Qt.MouseButton.MiddleButton or (
+        space_pan = self._space_held and event.button() == Qt.MouseButton.LeftButton
+        if event.button() == Qt.MouseButton.MiddleButton or space_pan or (
                 event.button() == Qt.MouseButton.LeftButton and item is None and not self.link_tool
                 and not mods & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)):
             self._pan_from = pos
             self.viewport().setCursor(Qt.CursorShape.ClosedHandCursor)
-            if event.button() == Qt.MouseButton.LeftButton:
+            if event.button() == Qt.MouseButton.LeftButton and not space_pan:
                 self.scene().clearSelection()
             event.accept()
             return
@@ -159,7 +164,7 @@ class DesignView(QGraphicsView):
         pos = event.position().toPoint()
         if self._pan_from is not None:
             self._pan_from = None
-            self.viewport().unsetCursor()
+            self._show_pan_cursor()
             event.accept()
             return
         if self._link_preview is not None:
@@ -210,6 +215,8 @@ class DesignView(QGraphicsView):
         return next((item for item in self.items(pos) if not labels.isAncestorOf(item)), None)
 
     def _node_of(self, item) -> NodeItem | None:
+        if isinstance(item, LinkItem):
+            return None  # a link was hit (its hit area runs beside its line), not the container holding it
         while item is not None and not isinstance(item, NodeItem):
             item = item.parentItem()
         return item
@@ -296,6 +303,12 @@ class DesignView(QGraphicsView):
         return editor
 
     def keyPressEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_Space and self._rename_editor is None:
+            if not event.isAutoRepeat():
+                self._space_held = True
+                self._show_pan_cursor()
+            event.accept()
+            return
         if self._rename_editor is not None and event.key() == Qt.Key.Key_Escape:
             self._finish_rename(commit=False)
             return
@@ -303,6 +316,29 @@ class DesignView(QGraphicsView):
             event.accept()
             return
         super().keyPressEvent(event)
+
+    def keyReleaseEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_Space and self._space_held:
+            if not event.isAutoRepeat():
+                self._space_held = False
+                self._show_pan_cursor()
+            event.accept()
+            return
+        super().keyReleaseEvent(event)
+
+    def focusOutEvent(self, event) -> None:
+        # A Space released in another window never reaches this one.
+        self._space_held = False
+        self._show_pan_cursor()
+        super().focusOutEvent(event)
+
+    def _show_pan_cursor(self) -> None:
+        if self._pan_from is not None:
+            self.viewport().setCursor(Qt.CursorShape.ClosedHandCursor)
+        elif self._space_held:
+            self.viewport().setCursor(Qt.CursorShape.OpenHandCursor)
+        else:
+            self.viewport().unsetCursor()
 
     # --- keys as in other editors -----------------------------------------------------------------------
     NUDGES = {Qt.Key.Key_Left: (-1, 0), Qt.Key.Key_Right: (1, 0), Qt.Key.Key_Up: (0, -1), Qt.Key.Key_Down: (0, 1)}
@@ -393,7 +429,21 @@ class DesignView(QGraphicsView):
         return f"Link utilization: {scene.overlay_phase or 'busiest of all phases'}"
 
     def update_legend(self) -> None:
-        self.viewport().update(self.legend_rect().toAlignedRect().adjusted(-2, -2, 2, 2))
+        self.viewport().update(self._legend_area())
+
+    def _legend_area(self):
+        return self.legend_rect().toAlignedRect().adjusted(-2, -2, 2, 2)
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        """The legend stays put in the viewport while the scene scrolls under it: Qt scrolls by
+        moving the painted pixels, which would carry the legend along (a trail) and leave its
+        place showing the strip just uncovered; repaint both places."""
+        super().scrollContentsBy(dx, dy)
+        scene = self.scene()  # None while the window is torn down
+        if scene is not None and scene.link_items:
+            area = self._legend_area()
+            self.viewport().update(area)
+            self.viewport().update(area.translated(dx, dy))
 
     # --- legend ------------------------------------------------------------------------------------------
     def drawForeground(self, painter: QPainter, rect) -> None:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
-from designer.model import edits, layout, placement
+from designer.model import bulk, edits, elevation, layout, placement
 from designer.model.catalog import Catalog, default_catalog
 from designer.model.design import Design, Item, Link
 from designer.model.edits import Change, Edit
@@ -155,16 +156,44 @@ class Document(QObject):
         """Remove items (with everything inside them and every link touching them) and links."""
         return self._build_and_apply(edits.remove, item_ids, link_ids, text)
 
+    def place_items(self, items: Iterable[Item], links: Iterable[Link] = (), text: str = "Add") -> bool:
+        """Add items and links as a drop from the palette does, as one step: the new top items go
+        to the nearest place where they crowd no sibling, and the containers they make grow push
+        their neighbours aside (`_clear_with_room`)."""
+        items = list(items)
+        new = {i.id for i in items}
+        roots = [i.id for i in items if i.parent not in new]
+        edit = self._build(edits.add, items, links, text)
+        return edit is not None and self._apply_clear(edit, roots, roots)
+
     def move_items(self, positions: dict[str, tuple[float, float]], parents: dict[str, str | None] | None = None,
                    text: str | None = None) -> bool:
-        """New positions and, for the items in `parents`, new containers, as one step."""
-        return self._build_and_apply(edits.move, positions, parents, text)
+        """New positions and, for the items in `parents`, new containers, as one step. Items moved
+        into another container land clear of what it holds; a container a move makes grow pushes
+        its neighbours aside, in the same step."""
+        edit = self._build(edits.move, positions, parents, text)
+        if edit is None:
+            return False
+        design = self.design
+        into = [i for i, p in (parents or {}).items() if i in design.items and p != design.items[i].parent]
+        return self._apply_clear(edit, into, list(positions))
 
     def tidy_layout(self, item_ids: Iterable[str] = ()) -> bool:
-        """Arrange the given containers' contents and the given siblings among themselves, or the
-        whole design if none are given (`model.layout.tidy`), as one step; False if all is tidy."""
+        """Place the given items among their siblings (their insides as they are), or arrange the
+        whole design if none are given (`model.layout.tidy`), as one step; False if all is tidy.
+        A container that grows pushes its neighbours aside, in the same step."""
+        item_ids = list(item_ids)
         positions = layout.tidy(self.design, item_ids)
-        return bool(positions) and self._build_and_apply(edits.move, positions, None, "Tidy layout")
+        edit = self._build(edits.move, positions, None, "Tidy layout") if positions else None
+        return edit is not None and self._apply_clear(edit, [], list(positions) if item_ids else [])
+
+    def _apply_clear(self, edit: Edit, placed: list[str], changed: list[str]) -> bool:
+        """Apply an edit with the items it places made clear and room made around them."""
+        items = self.design.items
+        if not placed and all(i in items and items[i].parent is None for i in changed):
+            return self.apply(edit)  # only top-level items moved: no container grows (a drag of everything)
+        edit = self._build(_clear_with_room, edit, placed, changed)
+        return edit is not None and self.apply(edit)
 
     def nudge(self, item_ids: Iterable[str], dx: float, dy: float) -> bool:
         """Move the items by dx, dy; nudges in a row are one undo step."""
@@ -178,9 +207,31 @@ class Document(QObject):
     def set_link(self, link_id: str, text: str = "Edit link", **changes) -> bool:
         return self._build_and_apply(edits.set_link, link_id, text, **changes)
 
+    def set_items(self, item_ids: Iterable[str], text: str, **changes) -> bool:
+        """The same field values given to every item, as one undo step (`model.bulk`)."""
+        return self._build_and_apply(bulk.set_items, item_ids, text, **changes)
+
+    def set_links(self, link_ids: Iterable[str], text: str, **changes) -> bool:
+        """The same field values given to every link, as one undo step."""
+        return self._build_and_apply(bulk.set_links, link_ids, text, **changes)
+
     def set_setting(self, key: str, value, text: str) -> bool:
         """Change one of the design's saved settings (e.g. the workload) as one undo step."""
         return self._build_and_apply(edits.set_setting, key, value, text)
+
+    def set_design_text(self, text: str = "Edit design properties", **values: str) -> bool:
+        """Change the design's name, description and notes as one undo step."""
+        return self._build_and_apply(edits.set_design_text, text, **values)
+
+    def reorder_rack(self, rack_id: str, order: list[str]) -> bool:
+        """Stack a rack's contents in this order (ids, bottom first) as one undo step."""
+        return self._build_and_apply(elevation.reorder, self.catalog, rack_id, order)
+
+    @property
+    def title(self) -> str:
+        """The design's own name where it has one, else what `display_name` says."""
+        name = self.design.name.strip()
+        return name if name and name != "Untitled" else self.display_name
 
     def add_link(self, a: str, b: str, medium: str, lanes: int = 1) -> str | None:
         edit = self._build(edits.add_link, a, b, medium, lanes)
@@ -216,13 +267,14 @@ class Document(QObject):
 
     def ungroup(self, group_ids: list[str], sizes: dict[str, tuple[float, float]] | None = None) -> list[str]:
         """Dissolve groups into as many drawn copies as they stand for (see `edits.ungroup`);
-        returns the ids now standing where the groups were (empty if refused, with `error`)."""
+        returns the ids now standing where the groups were (empty if refused, with `error`). A
+        container the copies make grow pushes its neighbours aside, in the same step."""
         try:
             edit, placed = edits.ungroup(self.design, group_ids, sizes)
         except DesignerError as exc:
             self._refused(exc)
             return []
-        return placed if self.apply(edit) else []
+        return placed if self._apply_clear(edit, [], placed) else []
 
     # --- clipboard ------------------------------------------------------------------------------
     def fragment(self, item_ids: Iterable[str]) -> dict:
@@ -236,4 +288,33 @@ class Document(QObject):
         except DesignerError as exc:
             self._refused(exc)
             return []
-        return roots if self.apply(edit) else []
+        return roots if self._apply_clear(edit, roots, roots) else []
+
+
+def _clear_with_room(design: Design, edit: Edit, placed: list[str], changed: list[str]) -> Edit:
+    """The edit with the `placed` items it adds or moves into a container moved on to the nearest
+    place where they crowd no sibling (`layout.clear_spots`), followed, in the same step, by the
+    moves of the neighbours the containers it makes grow would cover (`layout.make_room`), so one
+    Undo takes back both."""
+    after = design.snapshot()
+    edit.apply(after)
+    spots = layout.clear_spots(after, placed) if placed else {}
+    if spots:
+        edit = Edit(tuple(_moved_to(op, spots) for op in edit.ops), edit.text)
+        after = design.snapshot()
+        edit.apply(after)
+    room = layout.make_room(design, after, changed)
+    if not room:
+        return edit
+    return Edit(edit.ops + edits.move(after, room).ops, edit.text)
+
+
+def _moved_to(op, spots: dict[str, tuple[float, float]]):
+    """The operation adding or updating an item, with the item at its spot if it has one."""
+    if isinstance(op, edits.AddItem) and op.item.id in spots:
+        x, y = spots[op.item.id]
+        return replace(op, item=replace(op.item, x=float(x), y=float(y)))
+    if isinstance(op, edits.UpdateItem) and op.new.id in spots:
+        x, y = spots[op.new.id]
+        return replace(op, new=replace(op.new, x=float(x), y=float(y)))
+    return op

@@ -98,13 +98,13 @@ def design_from_document(document: Any, catalog: Catalog | None = None, path=Non
                 fail(f"{where}.part", f"part '{part}' is a {known.kind}, but the item is a {raw['kind']}")
 
     design = Design(name=document.get("name", "Untitled"), description=document.get("description", ""),
-                    settings=settings)
+                    settings=settings, notes=document.get("notes", ""))
     for index in _parents_first(raw_items, where_of, fail):
         raw = raw_items[index]
         try:
             design.add_item(Item(id=raw["id"], kind=raw["kind"], part=raw.get("part"), name=raw.get("name", ""),
                                  parent=raw.get("parent"), x=float(raw.get("x", 0.0)), y=float(raw.get("y", 0.0)),
-                                 count=raw.get("count", 1)))
+                                 count=raw.get("count", 1), rack_u=raw.get("rack_u")))
         except DesignError as exc:
             fail(f"$.items[{index}]", str(exc))
 
@@ -202,6 +202,8 @@ def design_to_document(design: Design) -> dict:
             entry["parent"] = item.parent
         if item.count != 1:
             entry["count"] = item.count
+        if item.rack_u is not None:
+            entry["rack_u"] = item.rack_u
         items.append(entry)
     links = []
     for link in sorted(design.links.values(), key=lambda l: l.id):
@@ -212,6 +214,8 @@ def design_to_document(design: Design) -> dict:
     document = {"format": FORMAT, "version": VERSION, "name": design.name, "items": items, "links": links}
     if design.description:
         document["description"] = design.description
+    if design.notes:
+        document["notes"] = design.notes
     if design.settings:
         document["settings"] = design.settings
     return document

@@ -20,6 +20,8 @@ from designer.model.design import (
     MAX_GROUP_COUNT,
     MAX_LANES,
     MAX_NAME_CHARS,
+    MAX_RACK_U,
+    MAX_TEXT_CHARS,
     MAX_TOTAL_COPIES,
 )
 
@@ -72,6 +74,7 @@ _ITEM = {
         "x": _COORDINATE,
         "y": _COORDINATE,
         "count": _whole(1, MAX_GROUP_COUNT),
+        "rack_u": _whole(1, MAX_RACK_U, "a rack position in U"),
     },
 }
 
@@ -247,6 +250,7 @@ DESIGN = {
         "version": {"type": "integer", "minimum": 1},
         "name": _name(),
         "description": _text(MAX_DESCRIPTION_CHARS),
+        "notes": _text(MAX_TEXT_CHARS),
         "items": {"type": "array", "maxItems": MAX_ITEMS, "items": _ITEM},
         "links": {"type": "array", "maxItems": MAX_LINKS, "items": _LINK},
         "settings": {

@@ -423,3 +423,57 @@ def default_catalog() -> Catalog:
 def set_default_catalog(catalog: Catalog) -> None:
     global _default
     _default = catalog
+
+
+# --- field names as a user reads them ---------------------------------------------------------------
+# Every figure carries its unit in its field name (docs/catalog.md), so the unit shown is read from
+# the name's ending; the name itself comes from this one table (the inspector's figures and any
+# other list of part fields use `field_label`).
+FIELD_NAMES: dict[str, str] = {
+    "id": "Id", "kind": "Kind", "name": "Name", "vendor": "Vendor", "source": "Source", "notes": "Notes",
+    "price_usd": "Price", "price_source": "Price source", "price_date": "Price date", "price_basis": "Price basis",
+    "peak_tflops": "Peak", "memory_gib": "Memory", "memory_type": "Memory type",
+    "memory_bw_tb_per_s": "Memory bandwidth", "power_w": "Power", "media": "Media", "power_basis": "Power basis",
+    "scale_up_medium": "Scale-up medium", "scale_up_lanes": "Scale-up lanes", "host_medium": "Host medium",
+    "host_lanes": "Host lanes", "cores": "Cores", "port_gbps": "Port rate", "ports": "Ports",
+    "achieved_gb_per_s": "Achieved bandwidth", "port_lanes": "Lanes per port",
+    "bandwidth_tb_per_s": "Switching bandwidth",
+    "height_u": "Height", "latency_ns": "Latency", "in_network_reduction": "In-network reduction",
+    "circuit": "Circuit switch", "cable_bundle": "Cable bundle", "system_power_w": "System power",
+    "accelerator_slots": "Accelerator slots", "nic_slots": "NIC slots", "default_accelerator": "Default accelerator",
+    "default_nic": "Default NIC", "default_nics": "Default NICs", "default_cpu": "Default CPU",
+    "default_cpus": "Default CPUs", "scale_up": "Scale-up", "power_budget_kw": "Power budget",
+    "read_gb_per_s": "Read bandwidth", "write_gb_per_s": "Write bandwidth", "capacity_tb": "Capacity",
+    "family": "Family", "tier": "Tier", "lane_gb_per_s": "Lane rate", "lanes_per_cable": "Lanes per cable",
+    "transceivers_per_cable": "Transceivers per cable", "copper_cable_price_usd": "Copper cable price",
+    "optical_cable_price_usd": "Optical cable price", "transceiver_price_usd": "Transceiver price",
+    # inside `scale_up`
+    "switch": "switch", "pcie_switch": "PCIe switch", "switches": "switches", "mesh": "mesh",
+    "domain_servers": "servers per domain",
+}
+# The unit a field name ends in, tried in order (`_tb_per_s` before `_tb`).
+UNIT_ENDINGS: tuple[tuple[str, str], ...] = (
+    ("_tb_per_s", "TB/s"), ("_gb_per_s", "GB/s"), ("_gbps", "Gb/s"), ("_tflops", "TFLOPS"), ("_gib", "GiB"),
+    ("_kw", "kW"), ("_usd", "USD"), ("_ns", "ns"), ("_tb", "TB"), ("_w", "W"), ("_u", "U"),
+)
+_PRECISION_WORDS = {"fp64_tensor": "FP64 Tensor", "tf32_sparse": "TF32 sparse", "bf16_sparse": "BF16 sparse",
+                    "fp8_sparse": "FP8 sparse", "int8_sparse": "INT8 sparse"}
+
+
+def field_unit(key: str) -> str | None:
+    """The unit a catalogue field's figure is in, from its name ("memory_bw_tb_per_s": "TB/s")."""
+    return next((unit for ending, unit in UNIT_ENDINGS if key.endswith(ending)), None)
+
+
+def field_label(key: str, sub_key: str | None = None) -> str:
+    """A catalogue field as a user reads it: "Memory bandwidth (TB/s)", "Peak BF16 (TFLOPS)",
+    "Scale-up switches" (a `sub_key` is a key inside an object field)."""
+    name = FIELD_NAMES.get(key) or key.replace("_", " ").capitalize()
+    unit = field_unit(key)
+    if sub_key is not None:
+        if key == "peak_tflops":
+            name = f"{name} {_PRECISION_WORDS.get(sub_key, sub_key.upper())}"
+        else:
+            name = f"{name} {FIELD_NAMES.get(sub_key) or sub_key.replace('_', ' ')}"
+            unit = field_unit(sub_key)
+    return f"{name} ({unit})" if unit else name

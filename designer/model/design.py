@@ -39,6 +39,8 @@ MAX_TOTAL_COPIES = 100_000_000  # of any one item through the hierarchy
 MAX_LANES = 4096
 MAX_COORDINATE = 1e9
 MAX_NAME_CHARS = 200  # an item's or a design's name: what a file may hold (designer.io.schemas)
+MAX_TEXT_CHARS = 10_000  # a design's description or notes
+MAX_RACK_U = 200  # the tallest rack the catalogue's schema allows
 DEFAULT_EXPAND_LIMIT = 200_000
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
 _ID_PATTERN = re.compile(ID_PATTERN)
@@ -55,6 +57,9 @@ class Item:
     x: float = 0.0
     y: float = 0.0
     count: int = 1  # copies; only a group may have more than one
+    # The lowest U (1 = bottom) this item fills in its rack's front view; None: stacked above the
+    # placed ones (designer.model.elevation).
+    rack_u: int | None = None
 
     @property
     def label(self) -> str:
@@ -82,6 +87,7 @@ class Design:
     links: dict[str, Link] = field(default_factory=dict)
     # Free-form, engine-facing settings saved with the design (workload, in-network reduction...).
     settings: dict[str, Any] = field(default_factory=dict)
+    notes: str = ""  # the user's own, never read by the engine
 
     # --- reading -------------------------------------------------------------------------
     def item(self, item_id: str) -> Item:
@@ -321,7 +327,8 @@ class Design:
     # --- snapshots ----------------------------------------------------------------------
     def snapshot(self) -> Design:
         """A copy the engine can read while the original keeps changing (items are immutable)."""
-        return Design(self.name, self.description, dict(self.items), dict(self.links), _deep_copy(self.settings))
+        return Design(self.name, self.description, dict(self.items), dict(self.links), _deep_copy(self.settings),
+                      self.notes)
 
     # --- changing -----------------------------------------------------------------------
     def new_id(self, prefix: str) -> str:
@@ -422,6 +429,8 @@ class Design:
             raise DesignError(f"item '{item_id}': count {count:,} is above the limit of {MAX_GROUP_COUNT:,}")
         if not isinstance(name, str) or len(name) > MAX_NAME_CHARS or _CONTROL.search(name):
             raise DesignError(f"item '{item_id}': a name is printable text of at most {MAX_NAME_CHARS} characters")
+        if item.rack_u is not None and (type(item.rack_u) is not int or not 1 <= item.rack_u <= MAX_RACK_U):
+            raise DesignError(f"item '{item_id}': a rack position is a U from 1 to {MAX_RACK_U}, got {item.rack_u!r}")
         if kind in HARDWARE_KINDS and not item.part:
             raise DesignError(f"item '{item_id}': a {kind} needs a catalogue part")
         for axis, value in (("x", item.x), ("y", item.y)):

@@ -17,16 +17,20 @@ from __future__ import annotations
 
 import copy
 import operator
+import re
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 from collections.abc import Iterable
 
 from designer.model import placement
 from designer.model.catalog import Catalog, Part
-from designer.model.design import Design, Item, Link
+from designer.model.design import MAX_NAME_CHARS, MAX_TEXT_CHARS, Design, Item, Link
 from designer.model.errors import DesignError
 
 _LINK_FIELDS = tuple(f.name for f in fields(Link) if f.name != "id")
+# What a design's name (one line) and its description or notes (tabs, line breaks) may not hold.
+_NAME_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_TEXT_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 @dataclass
@@ -268,7 +272,28 @@ class SetSetting:
         change.settings_changed.append(self.key)
 
 
-Op = AddItem | RemoveItem | AddItems | RemoveItems | UpdateItem | AddLink | RemoveLink | UpdateLink | SetSetting
+@dataclass(frozen=True)
+class SetDesignText:
+    """Set the design's `name`, `description` or `notes` (`field`)."""
+
+    field: str
+    old: str
+    new: str
+
+    def apply(self, design: Design) -> None:
+        if getattr(design, self.field) != self.old:
+            raise _stale(f"the design's {self.field}")
+        setattr(design, self.field, self.new)
+
+    def inverse(self) -> SetDesignText:
+        return SetDesignText(self.field, self.new, self.old)
+
+    def note(self, change: Change) -> None:
+        change.settings_changed.append(self.field)
+
+
+Op = (AddItem | RemoveItem | AddItems | RemoveItems | UpdateItem | AddLink | RemoveLink | UpdateLink | SetSetting
+      | SetDesignText)
 
 
 @dataclass(frozen=True)
@@ -309,7 +334,7 @@ class _Draft:
     def __init__(self, design: Design):
         self.original = design
         self.design = Design(design.name, design.description, dict(design.items), dict(design.links),
-                             dict(design.settings))
+                             dict(design.settings), design.notes)
         self.ops: list[Op] = []
 
     def add(self, op: Op) -> None:
@@ -545,6 +570,24 @@ def set_link(design: Design, link_id: str, text: str = "Edit link", **changes: A
     new = replace(old, **changes)
     if new != old:
         draft.add(UpdateLink(old, new))
+    return draft.edit(text)
+
+
+def set_design_text(design: Design, text: str = "Edit design properties", **values: str) -> Edit:
+    """Change the design's name, description and notes (keyword arguments) as one edit; a name
+    is printable text of at most MAX_NAME_CHARS, a description or notes at most MAX_TEXT_CHARS."""
+    limits = {"name": MAX_NAME_CHARS, "description": MAX_TEXT_CHARS, "notes": MAX_TEXT_CHARS}
+    draft = _Draft(design)
+    for key, value in values.items():
+        if key not in limits:
+            raise DesignError(f"a design has no text field '{key}'")
+        if not isinstance(value, str) or len(value) > limits[key]:
+            raise DesignError(f"the design's {key} is text of at most {limits[key]:,} characters")
+        control = _NAME_CONTROL if key == "name" else _TEXT_CONTROL
+        if control.search(value):
+            raise DesignError(f"the design's {key} holds a control character")
+        if value != getattr(design, key):
+            draft.add(SetDesignText(key, getattr(design, key), value))
     return draft.edit(text)
 
 

@@ -8,6 +8,7 @@ change exists (the platform's own accelerators and scale-up fabric), it is offer
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from designer.model import edits, placement
@@ -71,3 +72,86 @@ def _accelerators(design: Design, catalog: Catalog, server_id: str) -> list:
 
 def _names(catalog: Catalog, media) -> str:
     return " or ".join(sorted(catalog[m].name if catalog.get(m) else m for m in media or ()))
+
+
+# --- many items at once (Replace Part…, the inspector's multi-selection) -----------------------------
+@dataclass(frozen=True)
+class PartsChange:
+    """Many items made another part, as one edit (None when refused: `problems` says why).
+    `changed`: the items given the new part; `contents`: the accelerators and NICs inside changed
+    servers swapped with their platform."""
+
+    edit: Edit | None
+    changed: tuple[str, ...] = ()
+    contents: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+
+
+def using_part(design: Design, part_id: str, within: Iterable[str] | None = None) -> list[str]:
+    """The items of `part_id`, everywhere or among `within` and everything inside them."""
+    if within is None:
+        return [i.id for i in design.items.values() if i.part == part_id]
+    index = design.children_index()
+    ids: dict[str, None] = {}
+    for item_id in within:
+        if item_id in design.items:
+            ids[item_id] = None
+            ids.update((d.id, None) for d in design.descendants(item_id, index))
+    return [i for i in ids if design.items[i].part == part_id]
+
+
+def change_parts(design: Design, catalog: Catalog, item_ids: Iterable[str], part_id: str,
+                 with_contents: bool = True, text: str | None = None) -> PartsChange:
+    """Every item in `item_ids` made `part_id`, as one edit. A server with `with_contents` changes
+    platform consistently (`edits.change_platform`) and its accelerators and NICs that were the old
+    platform's defaults become the new one's (an HGX H200 gets H200s); without it, or for any other
+    kind, each change is checked alone (`check_part_change`) and any problem refuses the whole."""
+    new = catalog.get(part_id)
+    ids = [i for i in dict.fromkeys(item_ids) if design.items[i].part != part_id]
+    if new is None:
+        return PartsChange(None, problems=(f"'{part_id}' is not in the catalogue",))
+    scratch = design.snapshot()
+    ops: list = []
+    problems: list[str] = []
+    contents: list[str] = []
+
+    def take(edit: Edit) -> None:
+        edit.apply(scratch)
+        ops.extend(edit.ops)
+
+    for item_id in ids:
+        item = scratch.items[item_id]
+        if item.kind == "server" and with_contents and new.kind == "server":
+            old = catalog.get(item.part)
+            before = dict(scratch.items)
+            take(edits.change_platform(scratch, catalog, item_id, part_id))
+            for kind, key in (("accelerator", "default_accelerator"), ("nic", "default_nic")):
+                was, becomes = (old.get(key) if old else None), catalog.get(new.get(key))
+                for own in _own(scratch, item_id, kind):
+                    if becomes is None or own.part != was or own.part == becomes.id:
+                        continue
+                    check = check_part_change(scratch, catalog, own.id, becomes.id)
+                    if check.problems:
+                        problems.extend(check.problems)
+                    else:
+                        take(edits.set_item(scratch, own.id, part=becomes.id))
+            contents.extend(i for i, v in scratch.items.items() if i != item_id and i in before
+                            and v.kind in ("accelerator", "nic") and before[i].part != v.part)
+            continue
+        check = check_part_change(scratch, catalog, item_id, part_id)
+        if check.problems:
+            problems.extend(check.problems)
+            continue
+        take(edits.set_item(scratch, item_id, part=part_id))
+    if problems:
+        return PartsChange(None, tuple(ids), tuple(contents), tuple(dict.fromkeys(problems)))
+    count = len(ids)
+    text = text or f"Replace {count} {design.items[ids[0]].kind if ids else 'item'}{'s' if count != 1 else ''} " \
+                   f"with {new.name}"
+    return PartsChange(Edit(tuple(ops), text), tuple(ids), tuple(dict.fromkeys(contents)))
+
+
+def _own(design: Design, server_id: str, kind: str) -> list:
+    """The server's own items of `kind` (not those of a server nested inside it)."""
+    return [i for i in design.descendants(server_id) if i.kind == kind
+            and design.enclosing(i.id, "server").id == server_id]

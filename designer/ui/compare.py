@@ -4,7 +4,8 @@ of materials and cost changes, and the allreduce bus bandwidth and training step
 overlaid on one plot each.
 
 A design shown is either an open window (its latest result is shown, and the comparison follows
-its edits: "Compare with a Copy") or a file, evaluated once on a helper thread."""
+its edits: "Compare with a Copy"; closing the window takes it out of the comparison) or a file,
+evaluated once on a helper thread. A compute row is shown in the unit of its size (EFLOPS)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QLabel, QMainWindow, QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout,
                                QWidget)
@@ -27,11 +28,12 @@ from designer.engine.summary import format_value
 from designer.io.files import load_design
 from designer.model.errors import DesignerError
 from designer.ui.results import plotstyle
+from designer.ui.results.formatting import compute_scale
 
 VERDICT_COLOR = {"better": colors.GOOD, "worse": colors.ERROR}
 
 
-@dataclass
+@dataclass(eq=False)  # each is itself: two copies of one design are two sources
 class Source:
     """One design in the comparison: a live window or a file's result."""
 
@@ -41,7 +43,7 @@ class Source:
 
 
 class _Relay(QObject):
-    evaluated = Signal(int, object, str)  # source index, result (None on failure), error
+    evaluated = Signal(object, object, str)  # source, result (None on failure), error
 
 
 class CompareWindow(QMainWindow):
@@ -56,14 +58,15 @@ class CompareWindow(QMainWindow):
         self.comparison: Comparison | None = None
         self._relay = _Relay(self)
         self._relay.evaluated.connect(self._on_file_evaluated)
-        for index, source in enumerate(self.sources):
+        for source in self.sources:
             if source.window is not None:
-                source.window.evaluated.connect(lambda result, i=index: self._on_window_evaluated(i, result))
-                source.window.document.pathChanged.connect(lambda *_a, i=index: self._rename(i))
-                source.window.document.undo_stack.cleanChanged.connect(lambda *_a, i=index: self._rename(i))
-        for offset, path in enumerate(files):
-            index = len(windows) + offset
-            threading.Thread(target=self._evaluate_file, args=(index, str(path), windows[0].catalog),
+                source.window.evaluated.connect(lambda result, s=source: self._on_window_evaluated(s, result))
+                source.window.document.pathChanged.connect(lambda *_a, s=source: self._rename(s))
+                source.window.document.undo_stack.cleanChanged.connect(lambda *_a, s=source: self._rename(s))
+                # A design window closed (its changes kept or discarded) leaves the comparison.
+                source.window.installEventFilter(self)
+        for source, path in zip(self.sources[len(windows):], files):
+            threading.Thread(target=self._evaluate_file, args=(source, str(path), windows[0].catalog),
                              name="compare-evaluate", daemon=True).start()
 
         central = QWidget()
@@ -109,31 +112,63 @@ class CompareWindow(QMainWindow):
         self._refresh()
 
     # --- sources ---------------------------------------------------------------------------------
-    def _evaluate_file(self, index: int, path: str, catalog) -> None:
+    def _evaluate_file(self, source: Source, path: str, catalog) -> None:
         try:
             result, error = evaluate(load_design(path, catalog), catalog), ""
         except (DesignerError, OSError) as exc:
             result, error = None, str(exc)
-        self._relay.evaluated.emit(index, result, error)
+        self._relay.evaluated.emit(source, result, error)
 
-    def _on_file_evaluated(self, index: int, result, error: str) -> None:
+    def _on_file_evaluated(self, source: Source, result, error: str) -> None:
         if result is None:
-            self.state.setText(escape(f"{self.sources[index].name}: {error}"))
+            self.state.setText(escape(f"{source.name}: {error}"))
             return
-        self.sources[index].result = result
+        source.result = result
         self._refresh()
 
-    def _on_window_evaluated(self, index: int, result) -> None:
-        self.sources[index].result = result
+    def _on_window_evaluated(self, source: Source, result) -> None:
+        if source in self.sources:
+            source.result = result
+            self._refresh()
+
+    def _rename(self, source: Source) -> None:
+        if source not in self.sources:
+            return
+        document = source.window.document
+        source.name = document.display_name + (" *" if document.is_modified() else "")
         self._refresh()
 
-    def _rename(self, index: int) -> None:
-        window = self.sources[index].window
-        self.sources[index].name = window.document.display_name + (" *" if window.document.is_modified() else "")
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Type.Close:
+            # After the window's own close handling: a close the user cancelled keeps the design here.
+            QTimer.singleShot(0, lambda w=watched: self._drop_if_closed(w))
+        return False
+
+    def _drop_if_closed(self, window) -> None:
+        if window.isVisible():
+            return
+        closed = [s for s in self.sources if s.window is window]
+        if not closed:
+            return
+        window.removeEventFilter(self)
+        self.sources = [s for s in self.sources if s.window is not window]
+        self.statusBar().showMessage(f"{window.document.display_name} was closed: it left the comparison", 10_000)
         self._refresh()
 
     # --- showing ---------------------------------------------------------------------------------
     def _refresh(self) -> None:
+        if len(self.sources) < 2:
+            self.comparison = None
+            left = f"only {escape(self.sources[0].name)} is left" if self.sources else "none is left"
+            self.state.setText(f"The other designs compared here were closed: {left}, nothing to compare. "
+                               "File ▸ Compare… adds designs in a new window.")
+            for table in (self.summary_table, self.bom_table):
+                table.setRowCount(0)
+                table.setColumnCount(0)
+            for shown in (self.busbw_plot, self.step_plot, self.legend, self.cost_label):
+                shown.clear()
+            self.updated.emit()
+            return
         missing = [s.name for s in self.sources if s.result is None]
         if missing:
             self.state.setText(escape(f"Evaluating {', '.join(missing)}…"))
@@ -173,10 +208,12 @@ class CompareWindow(QMainWindow):
                 table.setItem(r, 0, item)
                 table.setSpan(r, 0, 1, len(headers))
                 continue
-            cells = [row.metric, row.unit, *("" if v is None else format_value(v) for v in row.values)]
+            # A row's figures in one unit, the unit of its largest (a compute peak in EFLOPS).
+            factor, unit = compute_scale(max((abs(v) for v in row.values if _is_number(v)), default=0), row.unit)
+            cells = [row.metric, unit, *("" if v is None else _shown(v, factor) for v in row.values)]
             for i in range(1, len(names)):
                 difference, ratio = row.differences[i], row.ratios[i]
-                cells += ["" if difference is None else ("+" if difference > 0 else "") + format_value(difference),
+                cells += ["" if difference is None else ("+" if difference > 0 else "") + _shown(difference, factor),
                           "" if ratio is None else f"{ratio:.3g}"]
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
@@ -247,6 +284,14 @@ class CompareWindow(QMainWindow):
 # The costs the BOM tab's line names (their rows are in the summary's Cost block).
 HEADLINE_COSTS = ("capital_cost_usd", "yearly_cost_usd_year", "cost_per_accelerator_hour_usd_h",
                   "training_run_cost_usd")
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _shown(value, factor: float) -> str:
+    return format_value(float(value * factor)) if factor != 1 and _is_number(value) else format_value(value)
 
 
 def _dollars(value: float) -> str:

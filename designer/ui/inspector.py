@@ -4,7 +4,11 @@ An invalid value is refused in place: the field turns red, the reason shows unde
 is left unchanged. A part change is checked first (`model.part_change`): one that would leave
 links or accelerators the new part cannot take is refused with the reasons, and where a
 consistent change exists it is offered on a button. Each accepted edit is one undo step. The
-part's catalogue figures are read-only.
+part's catalogue figures are read-only, named with their units (`catalog.field_label`).
+
+With several items (or links) selected it shows the fields they share (a group's count, the part
+of items of one kind, a link's medium and lanes), each with the value they share or "mixed"; a
+value entered is given to all of them as one undo step.
 """
 
 from __future__ import annotations
@@ -18,10 +22,42 @@ from PySide6.QtWidgets import (QSizePolicy, QComboBox, QFormLayout, QLabel, QLin
 from designer.document.document import Document
 from designer.canvas.tooltips import failure_text
 from designer.engine.failures import BlastRadius, blast_radius
-from designer.model.edits import Edit
-from designer.model.part_change import check_part_change
+from designer.model.edits import Edit, outermost
+from designer.model.catalog import field_label
+from designer.model.part_change import change_parts, check_part_change
 
 _BAD = "QLineEdit { border: 2px solid #d50000; background: #fff0f0; }"
+MIXED = "mixed"  # shown in a field whose selected items hold different values
+
+
+def _shared(values: set) -> str | None:
+    """The one value a selection shares, as text, or None (mixed)."""
+    return f"{next(iter(values))}" if len(values) == 1 else None
+
+
+def _counted(n: int, kind: str) -> str:
+    plural = {"switch": "switches", "accelerator": "accelerators"}.get(kind, f"{kind}s")
+    return f"{n} {kind if n == 1 else plural}"
+
+
+def _narrow(combo: QComboBox) -> None:
+    """A combo that takes the width the narrow dock gives it (its long part names are elided), so
+    the form keeps room for the field's label."""
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(12)
+
+
+def _common_media(design, catalog, links) -> list[str]:
+    """The media every selected link's two ends support (their current media kept on offer)."""
+    media: list[str] | None = None
+    for link in links:
+        pa, pb = catalog.get(design.items[link.a].part), catalog.get(design.items[link.b].part)
+        offered = [m for m in (pa.media if pa else ()) if pb is None or m in pb.media]
+        media = offered if media is None else [m for m in media if m in offered]
+    for link in links:
+        if link.medium not in media:
+            media.append(link.medium)
+    return media or []
 
 
 class _WrappingText(QLabel):
@@ -49,6 +85,10 @@ class Inspector(QWidget):
         self.document = document
         self.item_id: str | None = None
         self.link_id: str | None = None
+        # A selection of several: the fields they share are edited for all of them at once.
+        self.item_ids: list[str] = []
+        self.link_ids: list[str] = []
+        self._selected = 0  # as selected, contents riding along included
         self.fields: dict[str, QWidget] = {}
         self._refresh_pending = False
         self._refreshing = False
@@ -93,15 +133,21 @@ class Inspector(QWidget):
 
     # --- showing ---------------------------------------------------------------------------
     def show_selection(self, item_ids: list[str], link_ids: list[str]) -> None:
+        # What is inside a selected item rides along with it (a rubber band catches both): the
+        # fields shown are the outermost items'.
+        self._selected = len(item_ids) + len(link_ids)
+        item_ids = outermost(self.document.design, item_ids)
         self.item_id = item_ids[0] if len(item_ids) == 1 and not link_ids else None
         self.link_id = link_ids[0] if len(link_ids) == 1 and not item_ids else None
-        self._selected = len(item_ids) + len(link_ids)
+        self.item_ids, self.link_ids = list(item_ids), list(link_ids)
         self.refresh()
 
     def _on_changed(self, change) -> None:
         design = self.document.design
         if (self.item_id and self.item_id not in design.items) or (self.link_id and self.link_id not in design.links):
             self.item_id = self.link_id = None
+        self.item_ids = [i for i in self.item_ids if i in design.items]
+        self.link_ids = [i for i in self.link_ids if i in design.links]
         # Deferred: the change may come from a field of this form, still inside its signal.
         if not self._refresh_pending:
             self._refresh_pending = True
@@ -179,9 +225,67 @@ class Inspector(QWidget):
             self._readonly("Physical links", f"{design.link_copies(link).instances:,}")
             self._what_if_row(design, link.id)
             self._show_figures(link.medium)
+        elif len(self.item_ids) + len(self.link_ids) > 1:
+            self._shared_fields()
         else:
-            n = getattr(self, "_selected", 0)
-            self.title.setText(f"{n} selected — select one item or link to edit it" if n > 1 else "Nothing selected")
+            self.title.setText("Nothing selected")
+
+    def _shared_fields(self) -> None:
+        """A selection of several: the fields they all have, each showing the value they share or
+        "mixed"; a value entered is given to all of them as one undo step."""
+        design, catalog = self.document.design, self.document.catalog
+        items = [design.items[i] for i in self.item_ids]
+        links = [design.links[i] for i in self.link_ids]
+        kinds = sorted({i.kind for i in items})
+        if items and links:
+            self.title.setText(f"{self._selected:,} selected — select only items, or only links, to edit them "
+                               f"together")
+            return
+        what = _counted(len(items), kinds[0] if len(kinds) == 1 else "item") if items else _counted(len(links), "link")
+        self.title.setText(f"{what} selected")
+        if items:
+            if kinds == ["group"]:
+                counts = {i.count for i in items}
+                self._line("count", "Count", _shared(counts), "Copies each selected group stands for (1 – 1,000,000)")
+            if len(kinds) == 1 and all(i.part is not None for i in items):
+                self._part_combo(kinds[0], {i.part for i in items})
+            if "count" not in self.fields and "part" not in self.fields:
+                self._readonly("Shared fields", "none: select items of one kind to change their part together")
+            return
+        media = _common_media(design, catalog, links)
+        combo = QComboBox()
+        combo.setObjectName("inspector_medium")
+        for m in media:
+            part = catalog.get(m)
+            combo.addItem(part.name if part else m, m)
+        used = {link.medium for link in links}
+        _narrow(combo)
+        combo.setPlaceholderText(MIXED)
+        combo.setCurrentIndex(combo.findData(next(iter(used))) if len(used) == 1 else -1)
+        if len(used) == 1:
+            self._show_figures(next(iter(used)))
+        combo.activated.connect(lambda _i, c=combo: self._commit_links("medium", c.currentData()))
+        self.form.addRow("Medium", combo)
+        self.fields["medium"] = combo
+        self._line("lanes", "Lanes", _shared({link.lanes for link in links}), "Medium units bundled in each link")
+
+    def _part_combo(self, kind: str, current: set[str]) -> None:
+        catalog = self.document.catalog
+        combo = QComboBox()
+        for part in catalog.of_kind(kind):
+            combo.addItem(part.name, part.id)
+        for part_id in sorted(current):
+            if catalog.get(part_id) is None:
+                combo.addItem(f"{part_id} (not in the catalogue)", part_id)
+        _narrow(combo)
+        combo.setPlaceholderText(MIXED)
+        combo.setCurrentIndex(combo.findData(next(iter(current))) if len(current) == 1 else -1)
+        combo.setObjectName("inspector_part")
+        combo.activated.connect(lambda _i, c=combo: self._commit_part(c.currentData()))
+        self.form.addRow("Part", combo)
+        self.fields["part"] = combo
+        if len(current) == 1:
+            self._show_figures(next(iter(current)))
 
     def _match_field(self, link) -> None:
         """How the copies of the two ends are joined: every to every, or copy i to copy i of two
@@ -231,8 +335,11 @@ class Inspector(QWidget):
         value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.form.addRow(label, value)
 
-    def _line(self, key: str, label: str, text: str, tip: str) -> QLineEdit:
-        edit = QLineEdit(text)
+    def _line(self, key: str, label: str, text: str | None, tip: str) -> QLineEdit:
+        """A text field; `text` None: the selected items' values differ ("mixed" shown greyed)."""
+        edit = QLineEdit(text or "")
+        if text is None:
+            edit.setPlaceholderText(MIXED)
         edit.setToolTip(tip)
         edit.setObjectName(f"inspector_{key}")
         edit.editingFinished.connect(lambda k=key, e=edit: self._commit_text(k, e))
@@ -249,14 +356,9 @@ class Inspector(QWidget):
             if key in ("id", "kind"):
                 continue
             if hasattr(value, "items"):
-                for k, v in value.items():
-                    rows.append((f"{key.replace('_', ' ')} · {k}", f"{v:g}" if isinstance(v, (int, float)) else str(v)))
+                rows.extend((field_label(key, k), self._figure_text(v)) for k, v in value.items())
                 continue
-            if isinstance(value, tuple):
-                value = ", ".join(map(str, value))
-            elif isinstance(value, float):
-                value = f"{value:g}"
-            rows.append((key.replace("_", " "), str(value)))
+            rows.append((field_label(key), self._figure_text(value)))
         self.figures.setRowCount(len(rows))
         for r, (k, v) in enumerate(rows):
             self.figures.setItem(r, 0, QTableWidgetItem(k))
@@ -264,6 +366,18 @@ class Inspector(QWidget):
             cell.setToolTip(v)
             self.figures.setItem(r, 1, cell)
         self.figures.resizeRowsToContents()
+
+    def _figure_text(self, value) -> str:
+        """A figure as a user reads it: numbers without trailing zeros, parts and media by name."""
+        catalog = self.document.catalog
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if isinstance(value, (int, float)):
+            return f"{value:,g}"
+        if isinstance(value, tuple):
+            return ", ".join(self._figure_text(v) for v in value)
+        part = catalog.get(value) if isinstance(value, str) else None
+        return part.name if part is not None else str(value)
 
     # --- editing ------------------------------------------------------------------------------
     def _refuse(self, key: str, reason: str) -> None:
@@ -297,6 +411,8 @@ class Inspector(QWidget):
     def _commit_part(self, part_id: str) -> None:
         """A part change the design would not survive is refused with the reasons (and the
         consistent change offered, where there is one) before anything changes."""
+        if self.item_id is None and len(self.item_ids) > 1:
+            return self._commit_parts(part_id)
         item = self.document.design.items.get(self.item_id)
         if item is None or item.part == part_id:
             return self._accept_field("part")
@@ -309,10 +425,32 @@ class Inspector(QWidget):
         self._refuse("part", "Part not changed: " + "; ".join(check.problems) + "." + offer)
         self._offer(check.fix, check.fix_text)
 
+    def _commit_parts(self, part_id: str) -> None:
+        """The selected items all made one part, as one step; refused whole with the reasons, and
+        for servers the platform change with their accelerators and NICs offered."""
+        document, ids = self.document, self.item_ids
+        change = change_parts(document.design, document.catalog, ids, part_id, with_contents=False)
+        if not change.changed:
+            return self._accept_field("part")
+        if change.edit is not None:
+            self._accept_field("part")
+            document.apply(change.edit)
+            return
+        whole = change_parts(document.design, document.catalog, ids, part_id, with_contents=True)
+        self._refuse("part", "Parts not changed: " + "; ".join(change.problems[:3]) + ".")
+        if whole.edit is not None:
+            self._offer(whole.edit, f"Also change their {len(whole.contents)} accelerators and NICs to the new "
+                                    f"platform's")
+        combo = self.fields["part"]
+        parts = {document.design.items[i].part for i in ids}
+        combo.setCurrentIndex(combo.findData(next(iter(parts))) if len(parts) == 1 else -1)
+
     def _commit_text(self, key: str, edit: QLineEdit) -> None:
         if self._refreshing:
             return
         text = edit.text().strip()
+        if self.item_id is None and self.link_id is None and (self.item_ids or self.link_ids):
+            return self._commit_shared_text(key, text)
         if self.item_id and key in ("name", "count"):
             if key == "name":
                 if not text:
@@ -330,6 +468,41 @@ class Inspector(QWidget):
             except ValueError:
                 return self._refuse(key, f"Lanes must be a whole number, got '{text}'")
             self._commit_link("lanes", value)
+
+    def _commit_shared_text(self, key: str, text: str) -> None:
+        if not text:  # left empty: the values stay as they are ("mixed")
+            return self._accept_field(key)
+        try:
+            value = int(text.replace(",", "").replace("_", ""))
+        except ValueError:
+            return self._refuse(key, f"{key.capitalize()} must be a whole number, got '{text}'")
+        if key == "count":
+            self._commit_items("count", value)
+        elif key == "lanes":
+            self._commit_links("lanes", value)
+
+    def _commit_items(self, key: str, value) -> None:
+        design = self.document.design
+        ids = [i for i in self.item_ids if getattr(design.items[i], key) != value]
+        for item_id in ids:
+            reason = self.document.validate_item(item_id, **{key: value})
+            if reason:
+                return self._refuse(key, f"{design.items[item_id].label}: {reason}")
+        self._accept_field(key)
+        if ids:
+            self.document.set_items(ids, f"Set {key} of {_counted(len(ids), design.items[ids[0]].kind)} to {value:,}",
+                                    **{key: value})
+
+    def _commit_links(self, key: str, value) -> None:
+        design = self.document.design
+        ids = [i for i in self.link_ids if getattr(design.links[i], key) != value]
+        for link_id in ids:
+            reason = self.document.validate_link(link_id, **{key: value})
+            if reason:
+                return self._refuse(key, reason)
+        self._accept_field(key)
+        if ids:
+            self.document.set_links(ids, f"Set {key} of {_counted(len(ids), 'link')}", **{key: value})
 
     def _commit_item(self, key: str, value) -> None:
         item = self.document.design.items.get(self.item_id)

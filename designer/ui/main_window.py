@@ -22,7 +22,7 @@ from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter,
                                QToolBar)
 
-from designer.canvas.export import PngExport, export_vector
+from designer.canvas.export import ExportOptions, PngExport, export_rect, export_vector
 from designer.canvas.scene import DesignScene
 from designer.canvas.tooltips import failure_words
 from designer.canvas.view import DesignView
@@ -38,7 +38,9 @@ from designer.model.design import Design
 from designer.model.errors import DesignerError
 from designer.paths import examples_dir, icons_dir
 from designer.ui.autosave import Autosaver, RecoveryDialog, autosave_folder, describe, interval_ms
+from designer.ui.bulk import install_bulk_actions
 from designer.ui.dialogs import ExampleGallery, ExportProgress, show_about
+from designer.ui.export_dialog import ExportOptionsDialog
 from designer.ui.errors import report_error
 from designer.ui.inspector import Inspector
 from designer.ui.palette import Palette
@@ -175,20 +177,26 @@ class MainWindow(QMainWindow):
         a("keep_backup", "Keep a &Backup When Saving", self._set_keep_backup, None,
           "Keep the version a save replaces as NAME.cluster.json~", checkable=True)
         a("export_canvas", "&PNG Image…", self.export_canvas_png, None,
-          "The whole canvas as a PNG, 2× scale, white background")
+          "The canvas as a PNG at full detail (1×, 2× or 4×), with a title and legend if you choose")
         self.act_export_canvas.setIconText("Export PNG")
         a("export_canvas_svg", "&SVG Drawing…", lambda: self.export_canvas_vector("svg"), None,
-          "The whole canvas as an SVG vector drawing, for slides and papers")
+          "The canvas as an SVG vector drawing at full detail, for slides and papers")
         a("export_canvas_pdf", "P&DF Document…", lambda: self.export_canvas_vector("pdf"), None,
-          "The whole canvas as a one-page vector PDF, for slides and papers")
+          "The canvas as a one-page vector PDF at full detail, for slides and papers")
         a("export_summary", "Export Summary &CSV…", self.export_summary_csv, None,
           "Metric, value, unit: the same rows as the summary table")
         a("export_bom", "Export &BOM CSV…", self.export_bom_csv, None, "Bill of materials as CSV")
+        a("export_report", "Export &Report…", self.export_report, None,
+          "One HTML page: the summary, the plots, the BOM, lint findings and the engine's assumptions")
         a("quit", "&Quit", self.close, keys.Quit, "Quit Cluster Designer")
         stack = self.document.undo_stack
-        # Fixed texts, so the toolbar never reflows; the step's name is in the tooltip.
+        # The menu item names the step ("Undo Add Server"); the toolbar button keeps a fixed
+        # icon text, so the toolbar never reflows.
         a("undo", "&Undo", stack.undo, keys.Undo)
-        a("redo", "&Redo", stack.redo, [*QKeySequence.keyBindings(keys.Redo), QKeySequence("Ctrl+Shift+Z")])
+        # Both redo keys everywhere: a platform's standard binding holds only one of them (Ctrl+Y
+        # offscreen and on Windows, Ctrl+Shift+Z on X11), and users reach for either.
+        a("redo", "&Redo", stack.redo,
+          [*QKeySequence.keyBindings(keys.Redo), QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
         stack.canUndoChanged.connect(self.act_undo.setEnabled)
         stack.canRedoChanged.connect(self.act_redo.setEnabled)
         stack.undoTextChanged.connect(lambda text: self._tell_step(self.act_undo, "Undo", text))
@@ -249,6 +257,7 @@ class MainWindow(QMainWindow):
             self.plot_actions[name] = act
         file_menu.addAction(self.act_export_summary)
         file_menu.addAction(self.act_export_bom)
+        file_menu.addAction(self.act_export_report)
         file_menu.addSeparator()
         self._build_decide_actions(file_menu)
         file_menu.addSeparator()
@@ -265,6 +274,8 @@ class MainWindow(QMainWindow):
             edit.addAction(getattr(self, f"act_{name}"))
         edit.addSeparator()
         edit.addAction(self.act_tidy)
+        edit.addSeparator()
+        install_bulk_actions(self, edit)
 
         view = bar.addMenu("&View")
         for name in ("zoom_in", "zoom_out", "zoom_fit"):
@@ -272,6 +283,7 @@ class MainWindow(QMainWindow):
         view.addSeparator()
         view.addAction(self.left_dock.toggleViewAction())
         view.addAction(self.results_dock.toggleViewAction())
+        view.addAction(self._build_elevation_dock().toggleViewAction())
 
         self._build_design_menu(bar)
 
@@ -299,6 +311,9 @@ class MainWindow(QMainWindow):
         SHARP (NVLS) on the scale-up switches and InfiniBand SHARP on the scale-out ones. A design
         setting (saved, one undo step); it takes effect only where the switch parts support it."""
         design_menu = bar.addMenu("&Design")
+        design_menu.addAction(self._action("design_properties", "&Properties…", self.design_properties,
+                                           tip="Edit the design's name, description and notes"))
+        design_menu.addSeparator()
         self._build_what_if_menu(design_menu)
         menu = design_menu.addMenu("&In-Network Reduction")
         self.in_network_actions: dict[str, QAction] = {}
@@ -335,10 +350,15 @@ class MainWindow(QMainWindow):
 
     # --- title, status ---------------------------------------------------------------------------
     def _update_title(self, *_args) -> None:
+        if self._opening is not None:
+            return  # the title switches with the canvas, once the design being opened is on it
         name = self.document.display_name
         if self.document.path and is_example(self.document.path):
             name += " (example)"  # read-only: Save asks for a file of the user's own
-        self.setWindowTitle(f"{name}[*] — Cluster Designer")
+        # The file first (which one is open), then the design's own name when it has another.
+        title = self.document.title
+        named = f" — {title}" if title != self.document.display_name else ""
+        self.setWindowTitle(f"{name}[*]{named} — Cluster Designer")
         self.setWindowModified(self.document.is_modified())
 
     def show_message(self, text: str, timeout_ms: int = 8000) -> None:
@@ -347,6 +367,8 @@ class MainWindow(QMainWindow):
     @staticmethod
     def _tell_step(action: QAction, what: str, step: str) -> None:
         tip = f"{what} {step}" if step else f"Nothing to {what.lower()}"
+        action.setText(f"&{what} {step.replace('&', '&&')}" if step else f"&{what}")
+        action.setIconText(what)
         action.setToolTip(tip)
         action.setStatusTip(tip)
 
@@ -366,6 +388,7 @@ class MainWindow(QMainWindow):
         self.act_rename.setEnabled(len(items) == 1)
         self.act_ungroup.setEnabled(any(design.items[i].kind == "group" for i in items))
         self._update_failure_actions(items, links)
+        self.elevation.follow(items)
 
     # --- failure what-if --------------------------------------------------------------------------
     def _build_failure_actions(self) -> None:
@@ -530,7 +553,9 @@ class MainWindow(QMainWindow):
 
     # --- evaluation ----------------------------------------------------------------------------------
     def _on_document_changed(self, change) -> None:
-        if "workload" in change.settings_changed:
+        if "name" in change.settings_changed:
+            self._update_title()
+        if change.reset or "workload" in change.settings_changed:
             self.results.set_workload(self.workload)
         if change.reset or "cost" in change.settings_changed:
             self.results.set_cost_assumptions(self.document.design.settings.get("cost"))
@@ -563,7 +588,8 @@ class MainWindow(QMainWindow):
         gc.freeze()
 
     def _on_workload(self, workload: dict) -> None:
-        self.document.set_setting("workload", workload, "Change workload")
+        # The step says which field changed ("Change global batch", "Change TP").
+        self.document.set_setting("workload", workload, self.results.training.workload_form.edit_name)
 
     def _on_cost_assumptions(self, setting: dict | None) -> None:
         self.document.set_setting("cost", setting, "Change cost assumptions")
@@ -643,20 +669,40 @@ class MainWindow(QMainWindow):
             self.fit_when_built()
             self.show_message(f"New design from the {dialog.template} template")
 
+    _opening: str | None = None  # the file being opened: the title waits until its canvas is built
+
     def open_path(self, path: str | os.PathLike) -> bool:
-        """Load a design; on failure show the loader's message and keep the open design."""
+        """Load a design; on failure show the loader's message and keep the open design. While it
+        loads and its canvas is built, the status bar says so under a busy cursor; the title and
+        the canvas then switch to it together (not the title first over the old design)."""
+        name = Path(path).name.removesuffix(".cluster.json")
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # until the canvas shows it
+        self.statusBar().showMessage(f"Opening {name}…")
         try:
             design = self._load_while_painting(path)
         except (DesignerError, OSError, ValueError) as exc:
+            QApplication.restoreOverrideCursor()
+            self.statusBar().clearMessage()
             self._forget_missing_recent()
             QMessageBox.warning(self, "Cannot open design", str(exc))
             return False
+        self._opening = str(path)
         self.document.reset(design, path)
         self.results.set_workload(self.workload)
         self._add_recent(str(path))
         self.fit_when_built()
-        self.show_message(f"Opened {path}")
+        if self.scene.building:
+            self.scene.built.connect(lambda: self._opened(str(path)), Qt.ConnectionType.SingleShotConnection)
+        else:
+            self._opened(str(path))
         return True
+
+    def _opened(self, path: str) -> None:
+        QApplication.restoreOverrideCursor()
+        if self._opening == path:  # not overtaken by a later open
+            self._opening = None
+            self._update_title()
+        self.show_message(f"Opened {path}")
 
     def _load_while_painting(self, path: str | os.PathLike):
         """Read and check a design file on a helper thread; meanwhile the window keeps painting
@@ -803,18 +849,29 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getSaveFileName(self, title, str(Path(self._last_dir()) / default_name), filter_)
         return path or None
 
-    def export_canvas_png(self, path: str | None = None) -> PngExport | None:
-        """Start exporting the canvas as a PNG (2× scale, white background), drawn over several
-        turns of the event loop with its progress and a Cancel button in the status bar. Returns
-        the export under way: its `finished`, `failed` or `cancelled` signal tells how it ended."""
+    def _ask_export_options(self, kind: str) -> ExportOptions | None:
+        """The canvas export's options dialog (title, legend, selection only, scale); None: cancelled."""
+        return ExportOptionsDialog.ask(self, kind, self.document.title,
+                                       bool(self.scene.selectedItems()), export_rect(self.scene).size())
+
+    def export_canvas_png(self, path: str | None = None, options: ExportOptions | None = None) -> PngExport | None:
+        """Start exporting the canvas as a PNG at full detail (white background), drawn over several
+        turns of the event loop with its progress and a Cancel button in the status bar. Asked
+        from the menu (no path), the options dialog comes first; given a path and no options, the
+        plain picture at 2×. Returns the export under way: its `finished`, `failed` or `cancelled`
+        signal tells how it ended."""
         if self.canvas_export is not None and not self.canvas_export.done:
             self.show_message("An export of the canvas is already under way")
             return None
+        if path is None and options is None:
+            options = self._ask_export_options("png")
+            if options is None:
+                return None
         path = path or self._save_path("Export canvas as PNG", f"{_slug(self.document.display_name)}.png",
                                        CANVAS_FORMATS["png"])
         if not path or not self._writable(path, "Cannot export"):
             return None
-        export = PngExport(self.scene, path, 2.0, self)
+        export = PngExport(self.scene, path, 2.0, self, options=options)
         progress = self.export_progress
         progress.cancelled.connect(export.cancel)
         export.progress.connect(progress.show_progress)
@@ -834,15 +891,21 @@ class MainWindow(QMainWindow):
         export.start()
         return export
 
-    def export_canvas_vector(self, kind: str, path: str | None = None) -> str | None:
-        """The canvas as an SVG or PDF drawing (`kind`), vector, for slides and papers."""
+    def export_canvas_vector(self, kind: str, path: str | None = None,
+                             options: ExportOptions | None = None) -> str | None:
+        """The canvas as an SVG or PDF drawing (`kind`), vector, for slides and papers, at full
+        detail; from the menu (no path) with the options dialog first."""
+        if path is None and options is None:
+            options = self._ask_export_options(kind)
+            if options is None:
+                return None
         path = path or self._save_path(f"Export canvas as {kind.upper()}",
                                        f"{_slug(self.document.display_name)}.{kind}", CANVAS_FORMATS[kind])
         if not path or not self._writable(path, "Cannot export"):
             return None
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
-            export_vector(self.scene, path, kind, self.document.design.name or self.document.display_name)
+            export_vector(self.scene, path, kind, self.document.title, options)
         except OSError as exc:
             QMessageBox.warning(self, "Cannot export", str(exc))
             return None
@@ -890,6 +953,12 @@ class MainWindow(QMainWindow):
 
     def export_bom_csv(self, path: str | None = None) -> str | None:
         return self._export_text("bom", path)
+
+    def export_report(self, path: str | None = None) -> str | None:
+        """File ▸ Export Report…: one self-contained HTML page of the evaluated design."""
+        from designer.ui.report import export_report
+
+        return export_report(self, f"{_slug(self.document.display_name)}-report.html", path)
 
     # --- editing --------------------------------------------------------------------------------------------
     def delete_selection(self) -> None:
@@ -1105,6 +1174,36 @@ class MainWindow(QMainWindow):
             menu.addAction(getattr(self, f"act_{name}"))
         self.side_windows: list = []  # compare and sweep windows and the designs they open
 
+    # --- design properties, rack elevation --------------------------------------------------------
+    def design_properties(self):
+        """Design ▸ Properties…: a window-modal dialog (`properties_dialog`) that applies on OK."""
+        from designer.ui.properties import PropertiesDialog
+
+        if getattr(self, "properties_dialog", None) is not None:
+            self.properties_dialog.deleteLater()
+        self.properties_dialog = PropertiesDialog(self.document, self)
+        self.properties_dialog.open()
+        return self.properties_dialog
+
+    def _build_elevation_dock(self) -> QDockWidget:
+        """View ▸ Rack Elevation: a dock with the selected rack's front view (closed at first)."""
+        from designer.ui.elevation import RackElevationPanel
+
+        self.elevation = RackElevationPanel(self.document)
+        self.elevation_dock = QDockWidget("Rack Elevation", self)
+        self.elevation_dock.setObjectName("elevationDock")
+        self.elevation_dock.setWidget(self.elevation)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.elevation_dock)
+        # A rack is tall: it shares the results' full height, as a tab, brought up when opened.
+        self.tabifyDockWidget(self.results_dock, self.elevation_dock)
+        self.elevation_dock.hide()
+        act = self.elevation_dock.toggleViewAction()
+        act.triggered.connect(lambda shown: shown and self.elevation_dock.raise_())
+        act.setText("Rack &Elevation")
+        act.setObjectName("rack_elevation")
+        act.setStatusTip("Show the selected rack's front view: U by U, its power against its budget")
+        return self.elevation_dock
+
     def compare_dialog(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Compare with", self._last_dir(), FILE_FILTER)
         if paths:
@@ -1135,7 +1234,7 @@ class MainWindow(QMainWindow):
         """One action for the common case: a copy of this design opens to be edited, and a Compare
         window shows this design against it, following the copy's edits."""
         design = self.document.design.snapshot()
-        design.name = f"{design.name or self.document.display_name} (copy)"
+        design.name = f"{self.document.title} (copy)"
         copy = self.open_design_window(design, "A copy to edit: the Compare window follows its changes")
         return copy, self.compare_with(windows=[copy])
 

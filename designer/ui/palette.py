@@ -1,4 +1,5 @@
-"""The palette: catalogue parts by category with a search box; drag a part onto the canvas."""
+"""The palette: catalogue parts by category with a search box; drag a part onto the canvas. Each
+entry's tooltip holds its whole name (the column may cut it) and the part's key figures."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from PySide6.QtGui import QDrag, QIcon
 from PySide6.QtWidgets import QLineEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget, QAbstractItemView
 
 from designer.canvas.interactions import PART_MIME
-from designer.model.catalog import Catalog
+from designer.model.catalog import Catalog, Part
 from designer.paths import icons_dir
+from designer.ui.results.formatting import compute_text
 
 CATEGORIES = (("rack", "Racks"), ("server", "Servers"), ("accelerator", "Accelerators"), ("cpu", "CPUs"),
               ("nic", "NICs"), ("switch", "Switches"))
@@ -18,6 +20,42 @@ PART_ROLE = Qt.ItemDataRole.UserRole + 1
 def kind_icon(kind: str) -> QIcon:
     path = icons_dir() / f"{kind}.svg"
     return QIcon(str(path)) if path.exists() else QIcon()
+
+
+def _watts(watts: float) -> str:
+    return f"{watts / 1000:,.3g} kW" if watts >= 1000 else f"{watts:,.0f} W"
+
+
+def part_specs(part: Part, catalog: Catalog) -> str:
+    """A part's key figures in one line: "989 TFLOPS BF16, 80 GiB HBM3, 700 W" (an accelerator),
+    "8 × NVIDIA H100 SXM5 80GB, 10.2 kW, 8U" (a server), "64 × 400 Gb/s, 6.4 TB/s, 1.72 kW" (a switch)."""
+    figures: list[str] = []
+    if part.kind == "accelerator":
+        if "bf16" in part.peak_tflops:
+            figures.append(f"{compute_text(part.peak_tflops['bf16'])} BF16")
+        if part.get("memory_gib") is not None:
+            figures.append(f"{part.number('memory_gib'):,g} GiB {str(part.get('memory_type', '')).upper()}".rstrip())
+    elif part.kind == "server":
+        slots, accelerator = part.get("accelerator_slots"), catalog.get(part.get("default_accelerator"))
+        if slots:
+            figures.append(f"{slots} × {accelerator.name if accelerator else 'accelerator'}")
+        if part.get("default_nics"):
+            figures.append(f"{part.get('default_nics')} NICs")
+    elif part.kind in ("switch", "nic"):
+        if part.get("ports") and part.get("port_gbps"):
+            figures.append(f"{part.get('ports'):,} × {part.number('port_gbps'):,g} Gb/s")
+        if part.get("bandwidth_tb_per_s"):
+            figures.append(f"{part.number('bandwidth_tb_per_s'):,g} TB/s")
+    elif part.kind == "cpu" and part.get("cores"):
+        figures.append(f"{part.get('cores')} cores")
+    elif part.kind == "rack" and part.get("power_budget_kw") is not None:
+        figures.append(f"{part.number('power_budget_kw'):,g} kW budget")
+    power = part.get("system_power_w", part.get("power_w"))
+    if power and part.kind != "rack":
+        figures.append(_watts(float(power)))
+    if part.get("height_u"):
+        figures.append(f"{part.get('height_u')}U")
+    return ", ".join(figures)
 
 
 def part_mime(part_id: str) -> QMimeData:
@@ -86,7 +124,8 @@ class Palette(QWidget):
                 child = QTreeWidgetItem([part.name])
                 child.setIcon(0, kind_icon(kind))
                 child.setData(0, PART_ROLE, part.id)
-                child.setToolTip(0, f"{part.name}\n{part.id}\n{part.source}")
+                specs = part_specs(part, self.catalog)
+                child.setToolTip(0, f"{part.name}{' — ' + specs if specs else ''}\n{part.id}\nSource: {part.source}")
                 category.addChild(child)
             category.setExpanded(kind in ("server", "switch"))
 

@@ -2,12 +2,18 @@
 Dask (`designer.explore`, the engine and runner the CLI uses) on a helper thread, and watch the
 points arrive on a scatter of any two figures, coloured by a third, with the Pareto front drawn.
 Clicking a point, or double-clicking its row, opens its design in a window of its own; the table
-sorts by any column and filters on any text."""
+sorts by any column and filters on any text. A point's tooltip names it (its parameters) and its
+figures; the axes are named as the summary rows name the figures, in units (US$ million, EFLOPS)
+that suit the values."""
 
 from __future__ import annotations
 
+import functools
 import json
+import math
+import re
 import threading
+from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
@@ -18,17 +24,22 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QLin
                                QPlainTextEdit, QPushButton, QSplitter, QTableView, QVBoxLayout, QWidget)
 
 from designer.canvas import colors
-from designer.engine.figures import direction
+from designer.engine import evaluate
+from designer.engine.figures import FigureError, direction, figures, number, summary_key
+from designer.engine.summary import summary_rows
 from designer.explore.optimize import optimize
 from designer.explore.pareto import pareto_front
 from designer.explore.results import columns
 from designer.explore.runner import dask_client, progress_line, run_sweep
 from designer.explore.spec import MAX_SWEEP_BYTES, Sweep, SweepError, design_of, sweep_from_document
 from designer.io.files import write_text_atomically
+from designer.model.catalog import default_catalog
 from designer.model.errors import DesignerError
 from designer.model.validation import parse_json, read_text
 from designer.paths import sweeps_dir
+from designer.topologies import generate
 from designer.ui.results import plotstyle
+from designer.ui.results.formatting import axis_scale, figure_text, plan_text
 
 SWEEP_FILTER = "Sweeps (*.sweep.json);;JSON files (*.json);;All files (*)"
 STARTER = {
@@ -67,6 +78,7 @@ class SweepWindow(QMainWindow):
         self.path: str | None = None
         self.sweep: Sweep | None = None
         self.rows: list[dict] = []
+        self._row_of_point: dict[int, dict] = {}
         self.pareto: list[int] = []
         self.best_point: int | None = None
         self._stop = threading.Event()
@@ -125,7 +137,8 @@ class SweepWindow(QMainWindow):
         plotstyle.style_plot(self.plot.getPlotItem())
         self.front_line = self.plot.plot([], [], pen=pg.mkPen(colors.PARETO, width=2, style=Qt.PenStyle.DashLine),
                                          name="Pareto front")
-        self.scatter = pg.ScatterPlotItem(size=9, pen=pg.mkPen(colors.TEXT, width=0.5), hoverable=True)
+        self.scatter = pg.ScatterPlotItem(size=9, pen=pg.mkPen(colors.TEXT, width=0.5), hoverable=True,
+                                          tip=self.point_tip)
         self.scatter.sigClicked.connect(self._on_clicked)
         self.plot.addItem(self.scatter)
         self.front_marks = pg.ScatterPlotItem(size=15, pen=pg.mkPen(colors.PARETO, width=2.5), brush=None)
@@ -227,6 +240,7 @@ class SweepWindow(QMainWindow):
             return False
         self.sweep = sweep
         self.rows, self.pareto, self.best_point = [], [], None
+        self._row_of_point = {}
         self._set_columns(sweep)
         self._stop.clear()
         scheduler = self.scheduler_field.text().strip() or None
@@ -274,11 +288,18 @@ class SweepWindow(QMainWindow):
         self._columns = [c for c in columns(sweep) if c != "design"]
         self.model.clear()
         self.model.setHorizontalHeaderLabels(self._columns)
+        for column, path in enumerate(self._columns):
+            if "." in path:  # a parameter or a figure: what it is, hovering its header
+                self.model.setHeaderData(column, Qt.Orientation.Horizontal, figure_name(path).title(),
+                                         Qt.ItemDataRole.ToolTipRole)
         numeric = [a for a in sweep.axes if a.startswith("param.")] + sweep.figures
         for combo in (self.x_combo, self.y_combo, self.color_combo):
             combo.blockSignals(True)
             combo.clear()
-            combo.addItems(numeric)
+            # The paths as the sweep's text spells them; what each is, with its unit, on hovering.
+            for path in numeric:
+                combo.addItem(path)
+                combo.setItemData(combo.count() - 1, figure_name(path).title(), Qt.ItemDataRole.ToolTipRole)
             combo.blockSignals(False)
         goal = sweep.goal[1] if sweep.goal else None
         x = goal if goal in numeric else next((f for f in numeric if "power" in f or "cost" in f), numeric[0])
@@ -290,6 +311,7 @@ class SweepWindow(QMainWindow):
 
     def _on_row(self, row: dict) -> None:
         self.rows.append(row)
+        self._row_of_point[row["point"]] = row
         items = []
         for name in self._columns:
             value = row.get(name)
@@ -332,15 +354,43 @@ class SweepWindow(QMainWindow):
         best = [(x, y) for (x, y), (_i, row) in zip(xy, shown) if row["point"] == self.best_point]
         self.best_mark.setData([p[0] for p in best], [p[1] for p in best])
         plot = self.plot.getPlotItem()
-        # Large figures (dollars) get a power of ten in the axis label rather than long tick labels.
-        plotstyle.label(plot, "bottom", x_path, "", auto_si=True)
-        plotstyle.label(plot, "left", y_path, "", auto_si=True)
+        for side, path, values in (("bottom", x_path, [p[0] for p in xy]), ("left", y_path, [p[1] for p in xy])):
+            self._label_axis(plot, side, path, values)
         self._draw_limits(x_path, y_path)
-        self.legend.setText(f"{len(xy):,} points · colour: {escape(c_path)} {key} · o meets the constraints, "
+        self.legend.setText(f"{len(xy):,} points · colour: {escape(figure_name(c_path).name)} {key} · "
+                            "o meets the constraints, "
                             "x does not (dashed: the limits) · "
                             f"<span style='color:{colors.PARETO}'>violet rings, dashed</span>: Pareto front "
                             f"({len(front)} points)" + (" · star: best" if best else ""))
         self.pointsShown.emit(len(xy))
+
+    @staticmethod
+    def _label_axis(plot, side: str, path: str, values: list[float]) -> None:
+        """The figure's name and unit, the ticks scaled to the unit (money in US$ million, not "M$")."""
+        name = figure_name(path)
+        factor, unit = axis_scale(max((abs(v) for v in values), default=0.0), name.unit)
+        plotstyle.label(plot, side, name.name, "" if factor == 1 and name.says_unit() else unit)
+        plot.getAxis(side).setScale(factor)
+
+    def point_tip(self, x: float, y: float, data) -> str:
+        """The tooltip of a point: which point, its parameters, the figures on the axes and the
+        colour, whether it meets the constraints."""
+        row = self._row_of_point.get(data)
+        if row is None or self.sweep is None:
+            return ""
+        shown = [self.x_combo.currentText(), self.y_combo.currentText(), self.color_combo.currentText()]
+        axes = [a for a in self.sweep.axes if a in row and not (a in ("workload", "plan") and _single(self.sweep, a))]
+        lines = [f"Point {data}: " + ", ".join(f"{_axis_name(a)} {row[a]}" for a in axes)]
+        for path in dict.fromkeys(shown + ["training.plan"]):
+            value = row.get(path)
+            if path == "training.plan" and isinstance(value, dict):
+                lines.append(f"Plan: {plan_text(value)}")
+            elif value is not None and path in self.sweep.figures:
+                name = figure_name(path)
+                lines.append(f"{name.name}: {figure_text(value, name.unit) if _number(value) is not None else value}")
+        lines.append("meets the constraints" if row.get("meets") else "misses a constraint")
+        lines.append("Click to open its design")
+        return "\n".join(lines)
 
     def _tints(self, values: list) -> tuple[list, str]:
         """A brush per point and the colour key in words: numbers on a dark-to-yellow scale, text
@@ -353,7 +403,8 @@ class SweepWindow(QMainWindow):
             brushes = [pg.mkBrush(NO_VALUE) if n is None else
                        pg.mkBrush(cmap.map((n - low) / (high - low) if high > low else 0.5, mode="qcolor"))
                        for n in numbers]
-            return brushes, f"from {low:,.4g} (dark) to {high:,.4g} (yellow)"
+            unit = figure_name(self.color_combo.currentText()).unit
+            return brushes, f"from {figure_text(low, unit)} (dark) to {figure_text(high, unit)} (yellow)"
         names = sorted({v for v in values if isinstance(v, str)})
         palette = {name: colors.SERIES[i % len(colors.SERIES)] for i, name in enumerate(names)}
         brushes = [pg.mkBrush(palette.get(v, NO_VALUE)) for v in values]
@@ -388,3 +439,107 @@ class SweepWindow(QMainWindow):
 
 def _number(value) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _single(sweep: Sweep, axis: str) -> bool:
+    """Whether the sweep has one value on `axis` (one workload, one plan): not worth naming."""
+    return len(sweep.workloads if axis == "workload" else sweep.plans) == 1
+
+
+def _axis_name(axis: str) -> str:
+    """"param.nodes" → "nodes", "part.h100-sxm" → "part for h100-sxm"."""
+    kind, _, name = axis.partition(".")
+    if kind == "part":
+        return f"part for {name}"
+    return name.replace("_", " ") if name else kind
+
+
+# --- what a figure path is called ----------------------------------------------------------------
+# A figure's name and unit are those of the summary row showing it (engine.summary): a `summary.KEY`
+# path is the row of that key; a section's path (`cost.capital_usd`) is the row showing the same
+# figure, found on a small reference evaluation (the same value, and a word in common).
+
+REFERENCE_JOB = {"model": "megatron-1.7b", "tokens": 1e11, "plan": "auto"}
+_FILLER = {"of", "to", "the", "at", "per", "with", "which", "a", "by", "and"}
+
+
+@dataclass(frozen=True)
+class FigureName:
+    name: str  # "Capital cost"
+    unit: str  # the engine's unit: "USD", "kW", "TFLOPS", "fraction", "" for a count or a text
+
+    def says_unit(self) -> bool:
+        """Whether the name says the unit already ("Days to train")."""
+        return self.unit.lower() in _words(self.name)
+
+    def title(self) -> str:
+        bare = not self.unit or self.unit in ("count", "fraction") or self.says_unit()
+        return self.name if bare else f"{self.name} ({self.unit})"
+
+
+@functools.lru_cache(maxsize=1)
+def _reference() -> tuple[tuple, dict]:
+    """The summary rows (parts by id) and the figures of two servers with a training job."""
+    catalog = default_catalog()
+    try:
+        result = evaluate(generate("rail-fat-tree", catalog, nodes=2), catalog, workload={"training": REFERENCE_JOB})
+    except DesignerError:
+        return (), {}
+    return tuple(summary_rows(result, named=False)), figures(result)
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.split(r"[^a-z0-9]+", text.lower()) if w and not w.isdigit() and w not in _FILLER}
+
+
+def _plain(metric: str) -> str:
+    """A row's name without the choice that differs between designs: "allreduce 1G busbw"."""
+    return re.sub(r"\s+", " ", re.sub(r"\([^)]*\)", "", metric)).strip()
+
+
+def _unit_and_rest(key: str, units) -> tuple[str, str]:
+    """The unit a key ends with, read from the units' key suffixes ("capital_usd" → "USD", "capital"),
+    the longest first."""
+    suffixes = sorted(((summary_key("x", u).removeprefix("x").strip("_"), u) for u in units),
+                      key=lambda pair: -len(pair[0]))
+    for suffix, unit in suffixes:
+        if suffix and (key == suffix or key.endswith("_" + suffix)):
+            return unit, key.removesuffix(suffix).strip("_")
+    return "", key
+
+
+@functools.lru_cache(maxsize=512)
+def figure_name(path: str) -> FigureName:
+    """What a figure path is called, and its unit."""
+    rows, tree = _reference()
+    section, _, rest = path.partition(".")
+    if section in ("param", "part", "template", "workload", "plan"):
+        return FigureName(_axis_name(path), "")
+    units = {unit for _m, _v, unit in rows}
+    if section == "summary":
+        for metric, _value, unit in rows:
+            if summary_key(metric, unit) == rest:
+                return FigureName(_plain(metric.strip()), unit)
+    elif section == "collectives":
+        # An entry's place depends on the algorithms that apply to each design: named by its number,
+        # not by what it holds in the reference (`summary.allreduce_1g_busbw_gb_per_s` names its row).
+        index, _, field = rest.partition(".")
+        if index.isdigit() and field:
+            unit, what = _unit_and_rest(field, units)
+            return FigureName(f"collectives row {index}: {what.replace('_', ' ')}", unit)
+    else:
+        try:
+            value = number(tree, path)
+        except FigureError:
+            value = None
+        if value is not None:
+            mine = _words(path)
+            same = [(len(mine & _words(metric)), metric, unit) for metric, shown, unit in rows
+                    if _number(shown) is not None and math.isclose(shown, value, rel_tol=1e-9)]
+            overlap, metric, unit = max(same, key=lambda t: t[0], default=(0, "", ""))
+            if overlap:
+                return FigureName(_plain(metric.strip()), unit)
+    *above, last = path.split(".")
+    unit, what = _unit_and_rest(last, units)
+    words = what.replace("_", " ")
+    return FigureName(f"{' '.join(above).replace('_', ' ')}: {words}" if above else words, unit)

@@ -1,7 +1,8 @@
 """File ▸ New from Template: pick a topology generator, set its parameters, get a new design.
 
 Each parameter shows its default and what the default follows from (the generator's own help
-text, as `cluster-designer templates` prints it); a field left empty takes the default. A refusal
+text, as `cluster-designer templates` prints it); a field left empty takes the default. A
+parameter that names a part is a list of the catalogue's parts of its kind. A refusal
 (a size past what the switches can join, a part of the wrong kind) is shown in the dialog, which
 stays open with what was typed."""
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
-                               QListWidget, QListWidgetItem, QScrollArea, QVBoxLayout, QWidget)
+                               QListWidget, QListWidgetItem, QScrollArea, QSizePolicy, QVBoxLayout, QWidget)
 
 from designer.model.catalog import Catalog
 from designer.model.design import Design
@@ -89,6 +90,8 @@ class TemplateDialog(QDialog):
                 field = QComboBox()
                 field.addItems([str(c) for c in param.choices])
                 field.setCurrentText(str(param.default))
+            elif param.part_kind:
+                field = self._part_picker(param.part_kind, param.default)
             else:
                 field = QLineEdit()
                 field.setPlaceholderText("default: as said below" if param.default in (None, "")
@@ -104,11 +107,30 @@ class TemplateDialog(QDialog):
             cell.addWidget(help_text)
             self.form.addRow(param.name, cell)
 
+    def _part_picker(self, kind: str, default: str | None) -> QComboBox:
+        """The catalogue's parts of `kind` by name, the template's default chosen; where the
+        default follows from other parts (None), a first entry leaves it to them."""
+        field = QComboBox()
+        # As wide as the text fields beside it; a long part name is cut in the closed box, whole in the list.
+        field.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        field.setMinimumContentsLength(20)
+        field.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        if default in (None, ""):
+            field.addItem("Default: as said below", "")
+        for part in self.catalog.of_kind(kind):
+            field.addItem(f"{part.name} ({part.id})", part.id)
+        if default and field.findData(default) < 0:  # a user's catalogue without the template's default part
+            field.addItem(f"{default} (not in the catalogue)", default)
+        field.setCurrentIndex(max(field.findData(default or ""), 0))
+        return field
+
     def values(self) -> dict[str, str]:
         """The parameters typed or chosen; empty fields are left to their defaults."""
         out = {}
         for name, field in self.fields.items():
-            text = field.currentText() if isinstance(field, QComboBox) else field.text().strip()
+            part = field.currentData() if isinstance(field, QComboBox) else None  # a part picker's id
+            text = part if part is not None else (field.currentText() if isinstance(field, QComboBox)
+                                                  else field.text().strip())
             if text:
                 out[name] = text
         return out

@@ -82,3 +82,81 @@ def fits_text(training: Training) -> str:
     if training.fits:
         return "yes"
     return f"NO — {training.why}" if training.why else "NO"
+
+
+# A compute figure in the engine's unit, read in the unit of its size: a cluster's peak is
+# millions of TFLOPS, which reads as EFLOPS. The engine's rows and the CSV keep their fixed unit.
+COMPUTE_UNITS = {"TFLOPS": ("TFLOPS", "PFLOPS", "EFLOPS"), "TOPS": ("TOPS", "POPS", "EOPS"),
+                 "TFLOP/s": ("TFLOP/s", "PFLOP/s", "EFLOP/s")}
+
+
+def compute_scale(magnitude: float, unit: str) -> tuple[float, str]:
+    """The factor and the unit a figure of this size in `unit` reads best in: (19,788,000, "TFLOPS")
+    → (1e-6, "EFLOPS"); a unit that is not compute stays as it is, factor 1."""
+    names = COMPUTE_UNITS.get(unit)
+    if names is None:
+        return 1.0, unit
+    step = 0 if abs(magnitude) < 1e3 else 1 if abs(magnitude) < 1e6 else 2
+    return 10.0 ** (-3 * step), names[step]
+
+
+def compute_text(value: float, unit: str = "TFLOPS") -> str:
+    """19,788,000 TFLOPS → "19.8 EFLOPS"; 989 → "989 TFLOPS"."""
+    factor, shown = compute_scale(value, unit)
+    return f"{value * factor:,.3g} {shown}" if factor != 1 else f"{value:,.4g} {shown}"
+
+
+# Money figures: the engine's units "USD", "USD/year", "USD/h".
+def is_money(unit: str) -> bool:
+    return unit == "USD" or unit.startswith("USD/")
+
+
+_MONEY_SCALES = ((1e9, "billion"), (1e6, "million"), (1e3, "thousand"))
+
+
+def money_scale(magnitude: float, unit: str = "USD") -> tuple[float, str]:
+    """The factor and the axis unit of money of this size: 1.44e8 USD → (1e-6, "US$ million");
+    "USD/year" → "US$ million/year". SI prefixes are wrong for money ("M$", "k$")."""
+    per = unit.removeprefix("USD")
+    for factor, word in _MONEY_SCALES:
+        if abs(magnitude) >= factor:
+            return 1 / factor, f"US$ {word}{per}"
+    return 1.0, f"US${per}"
+
+
+def money_text(value: float, unit: str = "USD") -> str:
+    """1.44e8 → "$144 million"; 52,400 → "$52,400"; 2.2539 → "$2.25"; "USD/year" adds "/year"."""
+    per = unit.removeprefix("USD")
+    sign, size = ("-" if value < 0 else ""), abs(value)
+    if size >= 1e6:
+        factor, word = next((f, w) for f, w in _MONEY_SCALES if size >= f)
+        return f"{sign}${size / factor:,.3g} {word}{per}"
+    return f"{sign}${size:,.0f}{per}" if size >= 100 else f"{sign}${size:,.2f}{per}"
+
+
+def figure_text(value: float, unit: str) -> str:
+    """A figure with its unit, as a reader wants it: money in dollars, compute in the unit of its
+    size, a fraction as a percentage, a count bare."""
+    if is_money(unit):
+        return money_text(value, unit)
+    if unit in COMPUTE_UNITS:
+        return compute_text(value, unit)
+    if unit == "fraction":
+        return f"{value * 100:.3g} %"
+    if unit in ("", "count"):
+        return f"{value:,.4g}" if isinstance(value, float) and value != int(value) else f"{value:,.0f}"
+    return f"{value:,.4g} {unit}"
+
+
+def axis_scale(magnitude: float, unit: str) -> tuple[float, str]:
+    """The factor a plot axis scales its ticks by and the unit its label names, for values up to
+    `magnitude` in `unit`: money in US$ million, compute in EFLOPS, power in MW, a fraction in %."""
+    if is_money(unit):
+        return money_scale(magnitude, unit)
+    if unit in COMPUTE_UNITS:
+        return compute_scale(magnitude, unit)
+    if unit == "kW" and abs(magnitude) >= 1e4:
+        return 1e-3, "MW"
+    if unit == "fraction":
+        return 100.0, "%"
+    return 1.0, "" if unit == "count" else unit

@@ -1,4 +1,5 @@
-"""The Summary tab: the engine's summary rows (the same as the CSV export and the CLI table)."""
+"""The Summary tab: the engine's summary rows (the same as the CSV export and the CLI table), a
+compute figure in the unit of its size (19.8 EFLOPS where the CSV says 19,788,000 TFLOPS)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 from designer.canvas import colors
 from designer.engine.result import Result
 from designer.engine.summary import format_value, summary_rows
+from designer.ui.results.formatting import compute_scale
 from designer.ui.results.placeholder import Placeholder
 from designer.ui.results.tables import columns_sized_once
 
@@ -49,10 +51,12 @@ class SummaryTab:
         right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
         with columns_sized_once(table):
             for r, (metric, value, unit) in enumerate(rows):
-                cells = [QTableWidgetItem(metric), QTableWidgetItem(format_value(value)), QTableWidgetItem(unit)]
+                text, shown_unit = shown_figure(value, unit)
+                cells = [QTableWidgetItem(metric), QTableWidgetItem(text), QTableWidgetItem(shown_unit)]
                 cells[1].setTextAlignment(right)
                 cells[1].setData(Qt.ItemDataRole.UserRole, value)
-                cells[1].setToolTip(cells[1].text())
+                # The whole text of a long value; a scaled figure as the engine (and the CSV) gives it.
+                cells[1].setToolTip(text if shown_unit == unit else f"{format_value(value)} {unit}")
                 if metric == "Lint errors" and value > 0:
                     cells[1].setForeground(QBrush(QColor(colors.ERROR)))
                 for c, cell in enumerate(cells):
@@ -62,3 +66,12 @@ class SummaryTab:
     def rows_shown(self) -> list[tuple[str, str, str]]:
         t = self.table
         return [tuple(t.item(r, c).text() for c in range(3)) for r in range(t.rowCount())]
+
+
+def shown_figure(value, unit: str) -> tuple[str, str]:
+    """A summary row's value and unit as shown: (19788000.0, "TFLOPS") → ("19.79", "EFLOPS")."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        factor, shown_unit = compute_scale(value, unit)
+        if factor != 1:
+            return format_value(float(value * factor)), shown_unit
+    return format_value(value), unit

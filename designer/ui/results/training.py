@@ -104,6 +104,7 @@ class TrainingTab:
             labels["fits"].setText(fits_text(t))
             labels["fits"].setStyleSheet(f"color: {colors.GOOD if t.fits else colors.ERROR}; font-weight: bold;")
         labels["plan"].setText(plan_text(t.plan))
+        self.workload_form.set_accelerators(result.inventory.accelerators)
         if isinstance(t.plan, Plan) and t.plan.auto:
             self.workload_form.show_chosen_plan(t.plan.as_dict())
         exposed = [f"{STEP_LABELS[key]} {si(seconds, 's')}"
