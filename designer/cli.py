@@ -287,7 +287,7 @@ def cmd_examples(args) -> int:
 
 
 def cmd_evaluate(args) -> int:
-    from designer.canvas.tooltips import failure_words
+    from designer.engine.failures import failure_words
     from designer.io.exports import result_json
     from designer.io.report import result_table
 
@@ -298,7 +298,7 @@ def cmd_evaluate(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from designer.canvas.tooltips import failure_words
+    from designer.engine.failures import failure_words
     from designer.io.exports import bom_csv, result_json, summary_csv, write_export
 
     from designer.io.examples import resolve_design_path

@@ -13,6 +13,9 @@ os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="cluster-designer-test-st
 
 import pytest  # noqa: E402
 
+# The autosave fixtures (`state`, `design_file`) two recovery test files share.
+pytest_plugins = ("tests.helpers.autosave",)
+
 
 @pytest.fixture(scope="session")
 def app_process(qapp):

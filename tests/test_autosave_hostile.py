@@ -17,13 +17,6 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QFileDialog
-from test_gui_recovery import (  # noqa: F401 - state and design_file are fixtures used by name
-    _autosaves,
-    _crashed_autosave,
-    _first_server,
-    design_file,
-    state,
-)
 
 from designer.io.autosave import (MAX_AUTOSAVE_BYTES, SUFFIX, AutosaveSlot, Fingerprint, FoundAutosaves,
                                   find_orphans)
@@ -32,6 +25,7 @@ from designer.model.catalog import default_catalog
 from designer.model.design import Design, Item
 from designer.topologies import generate
 from designer.ui.autosave import RecoveryDialog
+from tests.helpers.autosave import autosaves, crashed_autosave, first_server
 
 FINISH_S = 30  # far above what a scan of a few small files takes; only a hang reaches it
 
@@ -296,18 +290,18 @@ def _as_left_by_a_crash(autosave, **changes):
     return copy
 
 
-def _autosave_of_an_edit(qtbot, window, design_file, state):  # noqa: F811 - the fixtures' values
+def _autosave_of_an_edit(qtbot, window, design_file, state):
     """Open `design_file` in an autosaving window, edit it and wait for its autosave."""
     assert window.open_path(design_file)
-    window.document.set_item(_first_server(window).id, name="Edited")
-    qtbot.waitUntil(lambda: any("Edited" in p.read_text() for p in _autosaves(state)), timeout=10_000)
-    [autosave] = _autosaves(state)
+    window.document.set_item(first_server(window).id, name="Edited")
+    qtbot.waitUntil(lambda: any("Edited" in p.read_text() for p in autosaves(state)), timeout=10_000)
+    [autosave] = autosaves(state)
     return autosave
 
 
 @pytest.mark.parametrize("case", ["an unrelated file", "the original changed since", "no fingerprint recorded"])
 def test_save_after_restoring_asks_where_unless_the_original_is_the_file_it_was_made_from(
-        qtbot, make_window, monkeypatch, state, design_file, save_dialogs, tmp_path, case):  # noqa: F811
+        qtbot, make_window, monkeypatch, state, design_file, save_dialogs, tmp_path, case):
     writer = make_window(autosave_interval_ms=50)
     autosave = _autosave_of_an_edit(qtbot, writer, design_file, state)
     unrelated = design_file.parent / "notes.cluster.json"
@@ -329,31 +323,31 @@ def test_save_after_restoring_asks_where_unless_the_original_is_the_file_it_was_
     [offered] = _restore_all(monkeypatch, window)
     assert offered["rows"] == ["dgx"] and offered["unreadable"] == ""
     assert window.document.path == str(target) and window.document.is_modified()
-    assert _first_server(window).name == "Edited"
+    assert first_server(window).name == "Edited"
     assert "so Save asks where" in window.statusBar().currentMessage()
     # Save (Ctrl+S) asks, suggesting the recorded path; cancelled, nothing is written.
     QTest.keyClick(window.view, Qt.Key.Key_S, CTRL)
     assert save_dialogs == [str(target)]
     assert target.read_bytes() == target_bytes and window.document.is_modified()
-    assert len(_autosaves(state)) == 1
+    assert len(autosaves(state)) == 1
     # Asked again, a new file is chosen: the design goes there and the recorded file stays as it was.
     chosen = tmp_path / "projects" / "recovered.cluster.json"
     save_dialogs.answer = str(chosen)
     window.act_save.trigger()
     assert save_dialogs == [str(target), str(target)]
     assert target.read_bytes() == target_bytes
-    assert load_design(chosen).items[_first_server(window).id].name == "Edited"
+    assert load_design(chosen).items[first_server(window).id].name == "Edited"
     assert window.document.path == str(chosen) and not window.document.is_modified()
-    qtbot.waitUntil(lambda: _autosaves(state) == [], timeout=10_000)
+    qtbot.waitUntil(lambda: autosaves(state) == [], timeout=10_000)
     # The chosen file is the document's own now: Save writes there without asking.
-    window.document.set_item(_first_server(window).id, name="Edited again")
+    window.document.set_item(first_server(window).id, name="Edited again")
     QTest.keyClick(window.view, Qt.Key.Key_S, CTRL)
     assert len(save_dialogs) == 2
-    assert load_design(chosen).items[_first_server(window).id].name == "Edited again"
+    assert load_design(chosen).items[first_server(window).id].name == "Edited again"
 
 
 def test_save_after_restoring_writes_straight_to_the_unchanged_original(
-        qtbot, make_window, monkeypatch, state, design_file, save_dialogs):  # noqa: F811
+        qtbot, make_window, monkeypatch, state, design_file, save_dialogs):
     writer = make_window(autosave_interval_ms=50)
     autosave = _autosave_of_an_edit(qtbot, writer, design_file, state)
     # The app recorded the file as it opened it.
@@ -368,14 +362,14 @@ def test_save_after_restoring_writes_straight_to_the_unchanged_original(
     assert window.document.path == str(design_file) and window.document.is_modified()
     QTest.keyClick(window.view, Qt.Key.Key_S, CTRL)
     assert save_dialogs == []
-    assert load_design(design_file).items[_first_server(window).id].name == "Edited"
+    assert load_design(design_file).items[first_server(window).id].name == "Edited"
     assert not window.document.is_modified()
-    qtbot.waitUntil(lambda: _autosaves(state) == [], timeout=10_000)
+    qtbot.waitUntil(lambda: autosaves(state) == [], timeout=10_000)
 
 
 def test_the_recovery_dialog_names_the_autosaves_it_could_not_read(
-        qtbot, make_window, monkeypatch, state, design_file):  # noqa: F811
-    _crashed_autosave(state, design_file, "good")
+        qtbot, make_window, monkeypatch, state, design_file):
+    crashed_autosave(state, design_file, "good")
     listed = state / f"list{SUFFIX}"
     listed.write_text("[]")
     fifo = state / f"pipe{SUFFIX}"
@@ -391,7 +385,7 @@ def test_the_recovery_dialog_names_the_autosaves_it_could_not_read(
     assert listed.read_text() == "[]" and stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
-def test_with_only_unreadable_autosaves_the_status_bar_says_so(qtbot, make_window, monkeypatch, state):  # noqa: F811
+def test_with_only_unreadable_autosaves_the_status_bar_says_so(qtbot, make_window, monkeypatch, state):
     state.mkdir(parents=True)
     listed = state / f"list{SUFFIX}"
     listed.write_text("[]")

@@ -3,7 +3,6 @@ that restyle a big canvas run, replace and finish as they promise."""
 
 from __future__ import annotations
 
-from helpers import two_servers_on_a_leaf, window_settled
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView
 
@@ -16,6 +15,7 @@ from designer.document.document import Document
 from designer.engine import views
 from designer.engine.evaluate import evaluate
 from designer.topologies import generate
+from tests.helpers import two_servers_on_a_leaf, window_settled
 
 
 def _utilization_colour(u: float) -> str:

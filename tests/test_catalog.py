@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 
@@ -66,7 +67,7 @@ def _write(tmp_path, parts, name="catalog.json", **top):
 
 def test_user_catalog_adds_and_overrides(tmp_path):
     base = load_catalog(include_user=False)
-    shipped = json.loads(open(base["h100-sxm"].origin).read())["parts"]
+    shipped = json.loads(Path(base["h100-sxm"].origin).read_text())["parts"]
     changed = next(p for p in shipped if p["id"] == "h100-sxm")
     changed["power_w"] = 650
     new_part = {"id": "my-accel", "kind": "accelerator", "name": "My accelerator", "source": "our lab, 2026",

@@ -8,7 +8,7 @@ from designer.io.examples import resolve_design_path
 from designer.io.files import load_design
 from designer.model import Item, load_catalog
 from designer.topologies import generate
-from helpers import without_storage_and_spares
+from tests.helpers import without_storage_and_spares
 
 
 @pytest.fixture(scope="module")

@@ -3,8 +3,8 @@ import math
 import pytest
 
 from designer.engine.collectives import BUS_FACTOR, OPS, CollectiveError, collective_rows, parse_size
-from designer.engine.workloads import WorkloadError
 from designer.engine.network import build_fabric
+from designer.engine.workloads import WorkloadError
 from designer.model.catalog import default_catalog
 from designer.topologies import generate
 

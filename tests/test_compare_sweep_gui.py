@@ -13,6 +13,7 @@ from designer.canvas import colors
 from designer.io.examples import resolve_design_path
 from designer.topologies import generate
 from designer.ui.main_window import MainWindow
+from tests.helpers.gui import compare_row, sweep_column
 
 TINY = {"format": "cluster-designer-sweep", "version": 1, "name": "tiny", "template": "rail-fat-tree",
         "params": {"nodes": [2, 4, 8], "oversubscription": [1, 2]},
@@ -72,7 +73,7 @@ def test_file_compare_adds_design_files(qtbot, make_window, monkeypatch):
     headings = [table.item(r, 0).text() for r in range(table.rowCount()) if table.columnSpan(r, 0) > 1]
     assert headings[0] == "Cost (lower is better)"
     assert compare.summary_cell("capital_cost_usd", 4).startswith("+")
-    capital = table.item(compare._table_row["capital_cost_usd"], 4)
+    capital = table.item(compare_row(compare, "capital_cost_usd"), 4)
     assert capital.foreground().color().name() == colors.ERROR.lower() and capital.toolTip() == "worse"
     curves = [item for item in compare.busbw_plot.listDataItems()]
     assert len(curves) == 2 and all(len(c.getData()[0]) > 0 for c in curves)
@@ -93,8 +94,8 @@ def test_a_sweep_runs_from_its_window_and_a_click_opens_a_point(qtbot, make_wind
     assert sweep.x_combo.currentText() == "summary.power_kw" and sweep.y_combo.currentText() == "training.days"
     assert sweep.pareto  # the cheapest point and the fastest are on it
     # The table sorts and filters.
-    sweep.table.sortByColumn(sweep._columns.index("summary.power_kw"), Qt.SortOrder.DescendingOrder)
-    assert float(sweep.proxy.index(0, sweep._columns.index("summary.power_kw")).data()) > 75
+    sweep.table.sortByColumn(sweep_column(sweep, "summary.power_kw"), Qt.SortOrder.DescendingOrder)
+    assert float(sweep.proxy.index(0, sweep_column(sweep, "summary.power_kw")).data()) > 75
     qtbot.keyClicks(sweep.filter, "false")  # the points that miss a constraint: the two of 8 nodes
     assert sweep.proxy.rowCount() == 2
     assert {row["param.nodes"] for row in sweep.rows if row["summary.power_kw"] > 75} == {8}

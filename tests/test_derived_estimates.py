@@ -15,7 +15,7 @@ from designer.io.exports import bom_csv, summary_csv
 from designer.io.files import load_design
 from designer.model import Item, load_catalog
 from designer.topologies import generate
-from helpers import without_storage_and_spares
+from tests.helpers import without_storage_and_spares
 
 # Parts that are not sold, so have no price: each with the reason.
 NOT_SOLD = {

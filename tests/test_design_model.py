@@ -1,6 +1,6 @@
 import pytest
 
-from designer.model import Design, DesignError, Item, Link, load_catalog, lint
+from designer.model import Design, DesignError, Item, Link, lint, load_catalog
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from designer.engine.summary import summary_rows
 from designer.io.exports import bom_csv
 from designer.model import Design, Item, Link, load_catalog
 from designer.topologies import generate
-from helpers import without_storage_and_spares
+from tests.helpers import without_storage_and_spares
 
 # Hand-made assumptions whose figures are easy to follow.
 ROUND = {"depreciation_years": 4, "electricity_usd_per_kwh": 0.1, "pue": 1.5, "facility": "colocation",

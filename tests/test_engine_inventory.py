@@ -3,7 +3,7 @@ import pytest
 from designer.engine import evaluate
 from designer.model import Design, Item, load_catalog
 from designer.topologies import generate
-from helpers import without_storage_and_spares
+from tests.helpers import without_storage_and_spares
 
 
 @pytest.fixture(scope="module")

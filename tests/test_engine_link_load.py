@@ -2,13 +2,13 @@
 copies of each other by symmetry carry the same load, in every phase (no Qt)."""
 
 import pytest
-from helpers import two_servers_on_a_leaf
 
 from designer.engine import views
 from designer.engine.evaluate import evaluate
 from designer.io.examples import example_paths, resolve_design_path
 from designer.io.files import load_design
 from designer.model.catalog import default_catalog
+from tests.helpers import two_servers_on_a_leaf
 
 
 def test_two_identical_servers_load_their_corresponding_links_alike_in_every_phase():

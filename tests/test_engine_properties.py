@@ -3,7 +3,8 @@ no time beats its lower bound."""
 
 from types import MappingProxyType
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from designer.engine.collectives import OPS, applicable, layout, phases, time_collective
 from designer.engine.network import build_fabric

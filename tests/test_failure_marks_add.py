@@ -28,7 +28,7 @@ from designer.io.files import save_design
 from designer.model.catalog import default_catalog
 from designer.model.design import Design
 from designer.topologies.base import Builder
-from helpers import two_servers_on_a_leaf
+from tests.helpers import two_servers_on_a_leaf
 
 CATALOG = default_catalog()
 

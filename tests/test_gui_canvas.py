@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
-from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent, QWheelEvent
+from PySide6.QtGui import QDragEnterEvent, QWheelEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
@@ -13,28 +13,13 @@ from designer.model.catalog import default_catalog
 from designer.model.design import Design
 from designer.model.layout import GRID
 from designer.topologies import generate
+from tests.helpers.gui import drop
 
 NO = Qt.KeyboardModifier.NoModifier
 SHIFT = Qt.KeyboardModifier.ShiftModifier
 CTRL = Qt.KeyboardModifier.ControlModifier
 ALT = Qt.KeyboardModifier.AltModifier
 LEFT = Qt.MouseButton.LeftButton
-
-
-def drop(window, part_id: str, viewport_pos: QPoint, modifiers=NO) -> bool:
-    """What a drag from the palette delivers to the canvas: enter, move, drop."""
-    mime = window.palette.mime_for(part_id)
-    vp = window.view.viewport()
-    action = Qt.DropAction.CopyAction
-    enter = QDragEnterEvent(viewport_pos, action, mime, LEFT, modifiers)
-    QApplication.sendEvent(vp, enter)
-    if not enter.isAccepted():
-        return False
-    move = QDragMoveEvent(viewport_pos, action, mime, LEFT, modifiers)
-    QApplication.sendEvent(vp, move)
-    event = QDropEvent(QPointF(viewport_pos), action, mime, LEFT, modifiers)
-    QApplication.sendEvent(vp, event)
-    return event.isAccepted()
 
 
 def vpos(window, item_id: str, where: str = "center") -> QPoint:

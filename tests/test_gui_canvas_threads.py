@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QGraphicsScene
 
 from designer.canvas.items import NodeItem
 from designer.document import turns
-from helpers import flat_grid
+from tests.helpers import flat_grid
 
 
 class BusyPythonThread:

@@ -10,7 +10,8 @@ from PySide6.QtTest import QTest
 from designer.io.files import load_design, save_design
 from designer.model.catalog import default_catalog
 from designer.topologies import generate
-from helpers import without_storage_and_spares
+from tests.helpers import without_storage_and_spares
+from tests.helpers.gui import choose_example
 
 
 @pytest.fixture
@@ -142,8 +143,7 @@ def test_an_opened_example_says_which_figures_are_derived_estimates(make_window,
 
     def accept(dialog):
         row = example_paths().index(chosen)
-        dialog.table.selectRow(row)
-        dialog._choose(row)
+        choose_example(dialog, row)
         return dialog.result()
 
     monkeypatch.setattr(dialogs.ExampleGallery, "exec", accept)

@@ -55,7 +55,7 @@ def click(window, item_id: str, modifiers=NO, where: str = "center") -> None:
 
 def drop(window, part_id: str, viewport_pos: QPoint) -> bool:
     """What a drag from the palette delivers to the canvas: enter, move, drop."""
-    mime = window.palette.mime_for(part_id)
+    mime = window.parts_palette.mime_for(part_id)
     vp = window.view.viewport()
     action = Qt.DropAction.CopyAction
     QApplication.sendEvent(vp, QDragEnterEvent(viewport_pos, action, mime, LEFT, NO))
@@ -378,8 +378,8 @@ def test_delete_acts_only_when_the_canvas_has_focus(servers):
     doc = window.document
     items = len(doc.design.items)
     click(window, "node.gpu1")
-    window.palette.tree.setFocus()
-    QTest.keyClick(window.palette.tree, Qt.Key.Key_Delete)
+    window.parts_palette.tree.setFocus()
+    QTest.keyClick(window.parts_palette.tree, Qt.Key.Key_Delete)
     window.inspector.fields["name"].setFocus()
     QTest.keyClick(window.inspector.fields["name"], Qt.Key.Key_Delete)
     assert len(doc.design.items) == items and doc.undo_stack.count() == 0
@@ -425,13 +425,11 @@ def test_new_items_take_the_next_free_name_of_their_kind(make_window):
 
 
 def test_missing_recent_files_drop_out_of_the_list(make_window, tmp_path, monkeypatch):
-    from designer.io.files import save_design
 
     window = make_window(two_servers())
     kept, gone = tmp_path / "kept.cluster.json", tmp_path / "gone.cluster.json"
     for path in (kept, gone):
-        save_design(window.document.design, path)
-        window._add_recent(str(path))
+        assert window.save_to(str(path))
     gone.unlink()
     window.recent_menu.aboutToShow.emit()
     shown = [a.text() for a in window.recent_menu.actions()]
@@ -484,15 +482,13 @@ def test_the_empty_canvas_says_how_to_begin(make_window, qtbot):
 
 
 def test_recent_files_of_one_name_show_the_folders_that_tell_them_apart(make_window, tmp_path):
-    from designer.io.files import save_design
 
     window = make_window(two_servers())
     paths = [tmp_path / folder / name for folder, name in (("a", "pod.cluster.json"), ("b", "pod.cluster.json"),
                                                            ("c", "x.cluster.json"))]
     for path in paths:
         path.parent.mkdir()
-        save_design(window.document.design, path)
-        window._add_recent(str(path))
+        assert window.save_to(str(path))
     window.recent_menu.aboutToShow.emit()
     shown = {a.text(): a.toolTip() for a in window.recent_menu.actions()}
     assert shown == {"x.cluster.json": str(paths[2]), "b/pod.cluster.json": str(paths[1]),

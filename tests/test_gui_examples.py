@@ -8,7 +8,8 @@ from PySide6.QtTest import QTest
 
 from designer.io.examples import example_paths, example_summaries
 from designer.model.catalog import default_catalog
-from helpers import window_settled
+from tests.helpers import window_settled
+from tests.helpers.gui import choose_example
 
 EXAMPLES = example_paths()
 
@@ -83,8 +84,7 @@ def test_open_example_menu_shows_the_gallery_and_opens_the_choice(make_window, q
         sizes = [dialog.table.item(r, 1).text() for r in range(dialog.table.rowCount())]
         summaries = [dialog.table.item(r, 2).text() for r in range(dialog.table.rowCount())]
         assert all(names) and all(s.replace(",", "").isdigit() for s in sizes) and all(summaries)
-        dialog.table.selectRow(0)
-        dialog._choose(0)
+        choose_example(dialog, 0)
         return dialog.result()
 
     monkeypatch.setattr(dialogs.ExampleGallery, "exec", accept)

@@ -19,7 +19,7 @@ from designer.model.catalog import default_catalog
 from designer.model.layout import tidy_in_place
 from designer.topologies import generate
 from designer.ui.export_dialog import SETTINGS_GROUP, ExportOptionsDialog
-from helpers import two_servers_on_a_leaf, window_settled
+from tests.helpers import two_servers_on_a_leaf, window_settled
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from designer.io.examples import resolve_design_path
 from designer.io.files import load_design
 from designer.model.catalog import default_catalog
 from designer.ui.results.cost import money
-from tests.test_gui_failures import show_what_if
+from tests.helpers.gui import show_what_if
 
 STORAGE = "DDN AI400X2 (EXAScaler parallel file system appliance) (ddn-ai400x2)"
 

@@ -20,7 +20,7 @@ from designer.model.catalog import default_catalog
 from designer.paths import examples_dir
 from designer.topologies import generate
 from designer.ui.export_dialog import ExportOptionsDialog
-from helpers import flat_grid, window_settled
+from tests.helpers import flat_grid, window_settled
 
 
 @pytest.fixture

@@ -5,14 +5,14 @@ blast radius is in the tooltip and the inspector."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QColor, QContextMenuEvent
-from PySide6.QtWidgets import QApplication, QGraphicsLineItem
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
 
 from designer.canvas import colors
 from designer.io.examples import resolve_design_path
 from designer.io.files import load_design
 from designer.model.catalog import default_catalog
+from tests.helpers.gui import right_click_and_choose, show_what_if, strike_of, what_if_rows
 
 
 @pytest.fixture
@@ -20,56 +20,6 @@ def superpod(make_window):
     window = make_window(load_design(resolve_design_path("nvidia-superpod-h100-4su"), default_catalog()))
     assert window.scheduler.wait_idle(30_000)
     return window
-
-
-def right_click_and_choose(qtbot, window, item_id: str, text: str) -> None:
-    """Right-click the item on the canvas and click `text` in the menu that opens."""
-    node = window.scene.nodes[item_id]
-    window.view.ensureVisible(node.sceneBoundingRect())
-    right_click_at_and_choose(qtbot, window, node.sceneBoundingRect().center(), text)
-
-
-def right_click_at_and_choose(qtbot, window, scene_point, text: str) -> None:
-    """Right-click the canvas at a scene point and click `text` in the menu that opens."""
-    view = window.view
-    pos = view.mapFromScene(scene_point)
-    chosen = []
-
-    def choose():
-        menu = QApplication.activePopupWidget()
-        if menu is None:
-            QTimer.singleShot(10, choose)
-            return
-        action = next(a for a in menu.actions() if a.text().replace("&", "") == text)
-        chosen.append(action.isEnabled())
-        qtbot.mouseClick(menu, Qt.MouseButton.LeftButton, pos=menu.actionGeometry(action).center())
-
-    QTimer.singleShot(0, choose)
-    event = QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos, view.viewport().mapToGlobal(pos))
-    QApplication.sendEvent(view.viewport(), event)
-    assert chosen == [True]
-
-
-def show_what_if(window, qtbot):
-    """Wait for the what-if's figures, then click the Goodput tab as a user would; its page."""
-    assert window.scheduler.wait_idle(30_000)
-    qtbot.waitUntil(lambda: window.last_result is not None and window.last_result.degraded is not None,
-                    timeout=30_000)
-    panel = window.results
-    bar = panel.tabs.tabBar()
-    qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(panel.tabs.indexOf(panel.goodput.page)).center())
-    assert panel.tabs.currentWidget() is panel.goodput.page
-    return panel.goodput
-
-
-def what_if_rows(window, qtbot) -> dict[str, tuple[str, ...]]:
-    """The Goodput tab's what-if table as shown, by figure."""
-    return {row[0]: row for row in show_what_if(window, qtbot).rows_shown()}
-
-
-def strike_of(node):
-    lines = [child for child in node.plate.childItems() if isinstance(child, QGraphicsLineItem)]
-    return lines[0] if lines else None
 
 
 def test_right_click_fail_is_an_undo_step_drawn_struck_through_and_compared(superpod, qtbot):
@@ -179,7 +129,7 @@ def test_select_all_offers_fail_one_copy_only_where_a_group_replicates_and_resto
     """Select All on a flat design (no replicated group) offers Fail but not Fail One Copy; with a
     mark it offers Restore too; on a design whose groups stand for several copies it offers Fail One
     Copy."""
-    from helpers import flat_grid, mini_fat_tree
+    from tests.helpers import flat_grid, mini_fat_tree
 
     window = make_window(flat_grid(4, wrap=False, hosts=True))
     window.act_select_all.trigger()

@@ -29,7 +29,7 @@ from designer.canvas import colors
 from designer.canvas.items import LINK_TOP_Z, UTIL_LEVELS
 from designer.model.design import Design
 from tests.helpers import window_settled
-from tests.test_gui_canvas import drop
+from tests.helpers.gui import drop
 
 NO = Qt.KeyboardModifier.NoModifier
 CTRL = Qt.KeyboardModifier.ControlModifier

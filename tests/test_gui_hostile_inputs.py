@@ -13,8 +13,9 @@ from designer.io.examples import resolve_design_path
 from designer.io.files import load_design, save_design
 from designer.model.catalog import default_catalog
 from designer.topologies import generate
-from tests.test_gui_failures import right_click_and_choose, show_what_if, strike_of, what_if_rows
 from designer.ui.results import goodput
+from tests.helpers import nested_matched_groups, refusal
+from tests.helpers.gui import answer_fail_copies, right_click_and_choose, show_what_if, strike_of, what_if_rows
 
 
 def type_into(qtbot, spin, text: str) -> None:
@@ -120,8 +121,6 @@ def test_one_copy_of_a_matched_group_fails_with_its_partners_and_shows_the_degra
 
 
 def test_one_copy_of_matched_groups_one_inside_the_other_is_refused_before_it_is_marked(make_window, qtbot):
-    from tests.test_matched_failures import nested_matched_groups, refusal
-
     window = make_window(nested_matched_groups())
     assert window.scheduler.wait_idle(30_000)
     right_click_and_choose(qtbot, window, "A", "Fail One Copy")  # the group's card, at Zoom to Fit
@@ -134,14 +133,11 @@ def test_one_copy_of_matched_groups_one_inside_the_other_is_refused_before_it_is
 def test_some_copies_of_a_matched_group_fail_by_count_or_are_refused_where_groups_nest(make_window, qtbot):
     from PySide6.QtCore import QTimer
 
-    from tests.test_gui_new_user import _answer_fail_copies
-    from tests.test_matched_failures import nested_matched_groups, refusal
-
     # Meta RSC phase 2: 3 of the 20 core groups (each matched with a copy of every rail's spines).
     window = make_window(load_design(resolve_design_path("meta-rsc-phase2"), default_catalog()))
     assert window.scheduler.wait_idle(30_000)
     seen: list[str] = []
-    QTimer.singleShot(0, lambda: _answer_fail_copies(qtbot, "failCount", "3", seen))
+    QTimer.singleShot(0, lambda: answer_fail_copies(qtbot, "failCount", "3", seen))
     right_click_and_choose(qtbot, window, "core", "Fail Some Copies…")
     assert window.document.design.settings["failures"] == [{"target": "core", "copies": 3}]
     rows = what_if_rows(window, qtbot)
@@ -149,7 +145,7 @@ def test_some_copies_of_a_matched_group_fail_by_count_or_are_refused_where_group
 
     nested = make_window(nested_matched_groups())
     assert nested.scheduler.wait_idle(30_000)
-    QTimer.singleShot(0, lambda: _answer_fail_copies(qtbot, "failCount", "1", seen))
+    QTimer.singleShot(0, lambda: answer_fail_copies(qtbot, "failCount", "1", seen))
     right_click_and_choose(qtbot, nested, "A", "Fail Some Copies…")
     assert "failures" not in nested.document.design.settings and nested.document.undo_stack.count() == 0
     assert nested.statusBar().currentMessage() == f"Fail Some Copies: {refusal('A')}"

@@ -6,19 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from PySide6.QtCore import QPoint, QRectF, Qt
-from PySide6.QtGui import QImage, QPainter
 from PySide6.QtTest import QTest
 
 from tests.helpers import two_servers_on_a_leaf, window_settled
-
-
-def _render(scene, rect: QRectF) -> QImage:
-    image = QImage(int(rect.width() * 4), int(rect.height() * 4), QImage.Format.Format_ARGB32)
-    image.fill(0)
-    painter = QPainter(image)
-    scene.render(painter, QRectF(image.rect()), rect)
-    painter.end()
-    return image
+from tests.helpers.gui import render
 
 
 def _title_rect(node) -> QRectF:
@@ -56,9 +47,9 @@ def test_a_link_crossing_a_server_header_passes_under_its_title(make_window, qtb
     assert under.index(link) > 0
     # Pixels: where the title is, the link draws nothing.
     rect = _title_rect(server)
-    with_link = _render(scene, rect)
+    with_link = render(scene, rect)
     link.setVisible(False)
-    without_link = _render(scene, rect)
+    without_link = render(scene, rect)
     link.setVisible(True)
     assert with_link == without_link
     # A click on the title selects the server under it.
@@ -86,7 +77,7 @@ def test_labels_follow_moves_renames_and_summary_cards(make_window, qtbot):
     assert server.plate.sceneBoundingRect().contains(moved)
 
     QTest.keyClick(view, Qt.Key.Key_F2)
-    editor = view._rename_editor
+    editor = view.rename_editor
     editor.selectAll()
     QTest.keyClicks(editor, "Renamed box")
     QTest.keyClick(editor, Qt.Key.Key_Return)

@@ -18,7 +18,7 @@ from designer.model.catalog import default_catalog
 from designer.model.design import Design, Item, Link
 from designer.model.layout import item_rects
 from designer.paths import examples_dir
-from helpers import window_settled
+from tests.helpers import window_settled
 
 CTRL_SHIFT = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
 LEFT = Qt.MouseButton.LeftButton
@@ -158,7 +158,7 @@ def test_select_all_at_zoom_to_fit_selects_what_cards_hide_and_acts_on_all_of_it
     assert set(scene.selected_ids()) == set(items) and set(scene.selected_link_ids()) == set(links)
     assert su.isSelected()
     assert window.inspector.title.text().startswith(f"{len(items) + len(links)} selected")
-    assert window.copy()
+    assert window.editor.copy()
     assert window.statusBar().currentMessage() == f"Copied {len(items)} items and {len(links)} links"
     window.act_delete.trigger()
     assert doc.design.items == {} and doc.undo_stack.undoText() == f"Delete {len(items) + len(links)} items"

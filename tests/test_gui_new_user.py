@@ -5,19 +5,17 @@ radius and what-if rows, failing some of a group's copies, and the cost assumpti
 from __future__ import annotations
 
 import pytest
-from helpers import window_settled
-from PySide6.QtCore import QEvent, QPoint, QPointF, Qt, QTimer
+from PySide6.QtCore import QEvent, QPointF, Qt, QTimer
 from PySide6.QtGui import QContextMenuEvent, QHelpEvent
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import (QAbstractSpinBox, QApplication, QCheckBox, QGraphicsLineItem, QGraphicsSimpleTextItem,
-                               QLabel, QPushButton, QToolTip)
+from PySide6.QtWidgets import QApplication, QGraphicsSimpleTextItem, QLabel, QToolTip
 
 from designer.io.examples import resolve_design_path
 from designer.io.files import load_design, save_design
 from designer.model.catalog import default_catalog
-from designer.ui.dialogs import FailCopiesDialog
 from designer.ui.results.cost import money
-from tests.test_gui_failures import right_click_at_and_choose, what_if_rows
+from tests.helpers import window_settled
+from tests.helpers.gui import answer_fail_copies, right_click_at_and_choose, strike_of, what_if_rows
 
 
 def _open_example(make_window, qtbot, name: str, size: tuple[int, int] = (1400, 900)):
@@ -100,38 +98,13 @@ def test_the_inspectors_blast_radius_and_what_if_rows_show_every_line(make_windo
 
 # -- failing some of a group's copies --------------------------------------------------------------
 
-def _answer_fail_copies(qtbot, type_into: str, text: str, seen: list, every_link: bool = False) -> None:
-    """When the Fail Some Copies dialog opens, (tick "every link on its medium",) type `text`
-    into its count or percent box, note what it says will fail, and click Fail."""
-    dialog = QApplication.activeModalWidget()
-    if not isinstance(dialog, FailCopiesDialog):
-        QTimer.singleShot(10, lambda: _answer_fail_copies(qtbot, type_into, text, seen, every_link))
-        return
-    if every_link:
-        box = dialog.findChild(QCheckBox, "failEveryLink")
-        qtbot.mouseClick(box, Qt.MouseButton.LeftButton, pos=QPoint(8, box.height() // 2))
-        assert box.isChecked() and not dialog.findChild(QAbstractSpinBox, "failCount").isEnabled()
-    spin = dialog.findChild(QAbstractSpinBox, type_into)
-    spin.setFocus()
-    spin.lineEdit().selectAll()
-    qtbot.keyClicks(spin.lineEdit(), text)
-    seen.append(dialog.findChild(QLabel, "failOutcome").text())
-    fail = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Fail")
-    qtbot.mouseClick(fail, Qt.MouseButton.LeftButton)
-
-
-def _strike(node):
-    lines = [child for child in node.plate.childItems() if isinstance(child, QGraphicsLineItem)]
-    return lines[0] if lines else None
-
-
 def test_a_share_of_a_link_groups_optics_fails_from_the_right_click_menu(make_window, qtbot, tmp_path):
     # "2 % of optics": the app offered only Fail (every physical link) and Fail One Copy (items only).
     window = _open_example(make_window, qtbot, "nvidia-superpod-h100-4su")
     link_id = "su.leaf0--spines.sw"  # one drawn link standing for 64 physical leaf-spine links
     line = window.scene.link_items[link_id]
     seen: list[str] = []
-    QTimer.singleShot(0, lambda: _answer_fail_copies(qtbot, "failPercent", "5", seen))
+    QTimer.singleShot(0, lambda: answer_fail_copies(qtbot, "failPercent", "5", seen))
     right_click_at_and_choose(qtbot, window, line.mapToScene(line.line().pointAt(0.5)), "Fail Some Copies…")
     assert seen == ["3 of 64 physical links fail; the others stay in service."]
     design = window.document.design
@@ -166,13 +139,13 @@ def test_four_of_sixteen_spines_fail_by_count_and_the_bisection_drops_by_a_quart
     node = window.scene.nodes["spines.sw"]
     assert not window.act_fail_some.isEnabled()  # nothing selected yet
     seen: list[str] = []
-    QTimer.singleShot(0, lambda: _answer_fail_copies(qtbot, "failCount", "4", seen))
+    QTimer.singleShot(0, lambda: answer_fail_copies(qtbot, "failCount", "4", seen))
     right_click_at_and_choose(qtbot, window, node.sceneBoundingRect().center(), "Fail Some Copies…")
     assert seen == ["4 of 16 copies fail; the others stay in service."]
     assert window.document.design.settings["failures"] == [{"target": "spines.sw", "copies": 4}]
     assert "What-if: 4 of 16 copies failed" in window.scene.tooltip_for("spines.sw")
     # A dashed strike: some of the copies (every copy failed is struck through solid, below).
-    assert _strike(node).pen().style() == Qt.PenStyle.DashLine
+    assert strike_of(node).pen().style() == Qt.PenStyle.DashLine
     rows = what_if_rows(window, qtbot)
     assert rows["Scale-out bisection (GB/s)"][1:3] == ("25,600", "19,200")
     assert "(-25.0%)" in rows["Scale-out bisection (GB/s)"][3]
@@ -182,10 +155,10 @@ def test_four_of_sixteen_spines_fail_by_count_and_the_bisection_drops_by_a_quart
     assert window.act_restore.isEnabled() and not window.act_fail_some.isEnabled()
 
     window.act_undo.trigger()
-    assert _strike(node) is None and "failures" not in window.document.design.settings
+    assert strike_of(node) is None and "failures" not in window.document.design.settings
     window.scene.select_ids(["spines.sw"])
     window.act_fail.trigger()
-    assert _strike(node).pen().style() == Qt.PenStyle.SolidLine
+    assert strike_of(node).pen().style() == Qt.PenStyle.SolidLine
     assert "What-if: all 16 copies failed" in window.scene.tooltip_for("spines.sw")
 
 
@@ -196,7 +169,7 @@ def test_a_share_of_every_link_on_a_medium_fails_and_restores_from_any_of_its_li
     ndr = [link_id for link_id, link in design.links.items() if link.medium == "ib-ndr"]
     line = window.scene.link_items["su.leaf0--spines.sw"]
     seen: list[str] = []
-    QTimer.singleShot(0, lambda: _answer_fail_copies(qtbot, "failPercent", "2", seen, every_link=True))
+    QTimer.singleShot(0, lambda: answer_fail_copies(qtbot, "failPercent", "2", seen, every_link=True))
     right_click_at_and_choose(qtbot, window, line.mapToScene(line.line().pointAt(0.5)), "Fail Some Copies…")
     # 2 % of the 1,536 physical links (8 leaf-spine links of 64, 8 NIC-leaf links of 128), spread evenly.
     assert seen == ["31 of 1,536 physical links fail; the others stay in service."]
@@ -417,7 +390,7 @@ def test_the_cost_bars_say_their_figures_at_their_ends_and_under_the_mouse(make_
 
 def test_the_what_if_line_names_a_few_failures_and_counts_the_rest(make_window, qtbot):
     # Select All ▸ Fail marks every part: the line named each (tens of thousands on a big design).
-    from helpers import flat_grid
+    from tests.helpers import flat_grid
 
     window = make_window(flat_grid(4, wrap=False, hosts=True))
     window.act_select_all.trigger()

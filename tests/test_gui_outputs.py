@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from designer.canvas.export import ExportOptions
 from designer.topologies import generate
 from designer.ui.export_dialog import ExportOptionsDialog
-from helpers import window_settled
+from tests.helpers import window_settled
 
 
 @pytest.fixture

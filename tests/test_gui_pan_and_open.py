@@ -12,6 +12,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QImage
 
 from tests.helpers import two_servers_on_a_leaf, window_settled
+from tests.helpers.gui import choose_example
 
 OUT = Path("/tmp/w/workflow")
 
@@ -130,8 +131,7 @@ def test_opening_an_example_switches_title_and_canvas_together(make_window, qtbo
 
     def choose_frontier(dialog):
         row = next(r for r, entry in enumerate(dialog.rows) if "frontier-mi250x" in str(entry["path"]))
-        dialog.table.selectRow(row)
-        dialog._choose(row)
+        choose_example(dialog, row)
         return dialog.result()
 
     monkeypatch.setattr(dialogs.ExampleGallery, "exec", choose_frontier)

@@ -14,7 +14,7 @@ from PySide6.QtGui import QImage
 from designer.io.files import load_design
 from designer.io.examples import example_paths
 from designer.model.catalog import default_catalog
-from helpers import write_big_design
+from tests.helpers import write_big_design
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -28,7 +28,7 @@ SHOTS = Path("/tmp/w/placement")
 def drop(window, part_id: str, scene_pos: QPointF, modifiers=NO) -> None:
     """What a drag from the palette delivers to the canvas at a scene point: enter, move, drop
     (with Shift: a replicated group)."""
-    mime = window.palette.mime_for(part_id)
+    mime = window.parts_palette.mime_for(part_id)
     viewport = window.view.viewport()
     at = window.view.mapFromScene(scene_pos)
     action = Qt.DropAction.CopyAction

@@ -16,7 +16,8 @@ from PySide6.QtWidgets import QApplication, QComboBox, QToolTip
 from designer.io.exports import summary_csv
 from designer.topologies import generate
 from designer.ui.palette import PART_ROLE
-from helpers import window_settled
+from tests.helpers import window_settled
+from tests.helpers.gui import compare_row
 
 TINY = {"format": "cluster-designer-sweep", "version": 1, "name": "tiny", "template": "rail-fat-tree",
         "params": {"nodes": [2, 4, 8], "oversubscription": [1, 2]},
@@ -95,7 +96,7 @@ def test_a_copy_closed_with_discard_leaves_the_compare_window_and_compute_reads_
     table = compare.summary_table
     assert [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())] == \
         ["Metric", "Unit", "A", "B", "Δ B", "× B"]
-    peak = compare._table_row["peak_bf16_fp16_tflops"]
+    peak = compare_row(compare, "peak_bf16_fp16_tflops")
     assert table.item(peak, 1).text() == "EFLOPS"
     peak_tflops = window.last_result.compute.peak_tflops["bf16"]
     assert table.item(peak, 2).text() == f"{peak_tflops / 1e6:,.4g}"
@@ -136,7 +137,7 @@ def test_a_copy_closed_with_discard_leaves_the_compare_window_and_compute_reads_
 
 def test_palette_entries_have_their_whole_name_and_key_figures_as_tooltip(qtbot, make_window):
     window = make_window()
-    palette = window.palette
+    palette = window.parts_palette
     qtbot.keyClicks(palette.search, "h100 sxm5")
     tree = palette.tree
     entry = next(tree.topLevelItem(i).child(j) for i in range(tree.topLevelItemCount())

@@ -16,8 +16,7 @@ from designer.io.files import load_design
 from designer.model.catalog import default_catalog
 from designer.model.layout import tidy_in_place
 from tests.helpers import two_servers_on_a_leaf, window_settled
-from tests.test_gui_labels import _render
-from tests.test_gui_failures import right_click_and_choose
+from tests.helpers.gui import render, right_click_and_choose
 
 
 def _failure_pixels(image: QImage) -> int:
@@ -41,11 +40,11 @@ def test_a_failed_box_is_struck_through_across_its_label(make_window, qtbot):
     scene = window.scene
     node = scene.nodes["spines.sw"]
     title = node._title.mapRectToScene(node._title.boundingRect())
-    assert _failure_pixels(_render(scene, title)) == 0
+    assert _failure_pixels(render(scene, title)) == 0
 
     right_click_and_choose(qtbot, window, "spines.sw", "Fail One Copy")
     assert node.failed
-    struck = _render(scene, title)
+    struck = render(scene, title)
     # The strike crosses the title's plate: a stroke of the failure colour, not a speck...
     assert _failure_pixels(struck) > 40
     # ...and the title still reads: most of its plate keeps the box's colour and the text its own.
@@ -54,7 +53,7 @@ def test_a_failed_box_is_struck_through_across_its_label(make_window, qtbot):
     assert plain > struck.width() * struck.height() / 2
 
     window.act_undo.trigger()
-    assert not node.failed and _failure_pixels(_render(scene, title)) == 0
+    assert not node.failed and _failure_pixels(render(scene, title)) == 0
 
 
 def _drawn_over(link, node) -> bool:

@@ -11,28 +11,10 @@ import pytest
 from PySide6.QtCore import QObject, QSettings, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from designer.io.autosave import SUFFIX as AUTOSAVE_SUFFIX
-from designer.io.files import load_design, save_design
-from designer.model.catalog import default_catalog
-from designer.topologies import generate
+from designer.io.files import load_design
 from designer.ui.autosave import RecoveryDialog
 from designer.ui.errors import ErrorDialog, ExceptionHooks
-
-
-@pytest.fixture()
-def state(tmp_path, monkeypatch):
-    """A private state folder; returns where the autosaves go."""
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    return tmp_path / "state" / "cluster-designer" / "autosave"
-
-
-@pytest.fixture()
-def design_file(tmp_path):
-    folder = tmp_path / "projects"
-    folder.mkdir()
-    path = folder / "dgx.cluster.json"
-    save_design(generate("server", default_catalog(), platform="dgx-h100"), path)
-    return path
+from tests.helpers.autosave import autosaves, crashed_autosave, first_server
 
 
 @pytest.fixture()
@@ -41,24 +23,16 @@ def autosaving_window(make_window, state):
     return lambda: make_window(autosave_interval_ms=50)
 
 
-def _autosaves(state):
-    return sorted(state.glob(f"*{AUTOSAVE_SUFFIX}")) if state.exists() else []
-
-
-def _first_server(window):
-    return next(i for i in window.document.design.items.values() if i.kind == "server")
-
-
 def test_unsaved_changes_are_autosaved_to_the_state_folder_until_saved(qtbot, autosaving_window, state,
                                                                        design_file):
     window = autosaving_window()
     assert window.open_path(design_file)
     qtbot.wait(200)
-    assert _autosaves(state) == []  # nothing unsaved, nothing written
-    server = _first_server(window)
+    assert autosaves(state) == []  # nothing unsaved, nothing written
+    server = first_server(window)
     window.document.set_item(server.id, name="Edited")
-    qtbot.waitUntil(lambda: len(_autosaves(state)) == 1, timeout=10_000)
-    [autosave] = _autosaves(state)
+    qtbot.waitUntil(lambda: len(autosaves(state)) == 1, timeout=10_000)
+    [autosave] = autosaves(state)
     qtbot.waitUntil(lambda: "Edited" in autosave.read_text(), timeout=10_000)
     record = json.loads(autosave.read_text())
     assert record["original"] == str(design_file) and record["pid"] == os.getpid()
@@ -75,14 +49,14 @@ def test_undoing_to_the_saved_state_or_closing_without_saving_discards_the_autos
                                                                                    design_file):
     window = autosaving_window()
     window.open_path(design_file)
-    window.document.set_item(_first_server(window).id, name="Edited")
-    qtbot.waitUntil(lambda: len(_autosaves(state)) == 1, timeout=10_000)
+    window.document.set_item(first_server(window).id, name="Edited")
+    qtbot.waitUntil(lambda: len(autosaves(state)) == 1, timeout=10_000)
     window.act_undo.trigger()
-    qtbot.waitUntil(lambda: _autosaves(state) == [], timeout=10_000)
+    qtbot.waitUntil(lambda: autosaves(state) == [], timeout=10_000)
     window.act_redo.trigger()
-    qtbot.waitUntil(lambda: len(_autosaves(state)) == 1, timeout=10_000)
+    qtbot.waitUntil(lambda: len(autosaves(state)) == 1, timeout=10_000)
     window.close()  # the make_window fixture answers Discard to "Save the changes?"
-    assert _autosaves(state) == [] and not any(state.iterdir())
+    assert autosaves(state) == [] and not any(state.iterdir())
 
 
 def test_the_backup_preference_turns_the_backup_off(qtbot, make_window, design_file):
@@ -91,7 +65,7 @@ def test_the_backup_preference_turns_the_backup_off(qtbot, make_window, design_f
     window.act_keep_backup.trigger()
     assert not window.act_keep_backup.isChecked()
     assert QSettings("cluster-designer", "Cluster Designer").value("saving/keepBackup", type=bool) is False
-    window.document.set_item(_first_server(window).id, name="Edited")
+    window.document.set_item(first_server(window).id, name="Edited")
     window.act_save.trigger()
     assert sorted(p.name for p in design_file.parent.iterdir()) == ["dgx.cluster.json"]
     window.act_keep_backup.trigger()
@@ -132,7 +106,7 @@ def test_a_design_edited_in_an_app_killed_with_sigkill_is_offered_and_restored(q
                            env={**os.environ, "XDG_CONFIG_HOME": str(config)}, stdout=subprocess.PIPE, text=True)
     try:
         assert app.stdout.readline() == "edited\n"
-        qtbot.waitUntil(lambda: any("Edited before the crash" in p.read_text() for p in _autosaves(state)),
+        qtbot.waitUntil(lambda: any("Edited before the crash" in p.read_text() for p in autosaves(state)),
                         timeout=60_000)
         window = make_window()
         offered = []
@@ -160,31 +134,19 @@ def test_a_design_edited_in_an_app_killed_with_sigkill_is_offered_and_restored(q
     assert window.windowTitle().startswith("dgx[*]") and window.isWindowModified()
     assert load_design(design_file).items[server].name != "Edited before the crash"  # the file is as it was
     # The copy stays (still held, now by this process) until the design is saved.
-    assert len(_autosaves(state)) == 1
+    assert len(autosaves(state)) == 1
     window.act_save.trigger()
     assert load_design(design_file).items[server].name == "Edited before the crash"
-    qtbot.waitUntil(lambda: _autosaves(state) == [], timeout=10_000)
+    qtbot.waitUntil(lambda: autosaves(state) == [], timeout=10_000)
 
 
 def _first_server_of(path):
     return next(i.id for i in load_design(path).items.values() if i.kind == "server")
 
 
-def _crashed_autosave(state, design_file, name):
-    """An autosave as a killed app leaves it: written, its lock free."""
-    from designer.io.autosave import AutosaveSlot
-
-    design = load_design(design_file)
-    design.name = name
-    slot = AutosaveSlot(state)
-    slot.write(design, str(design_file), name)
-    slot.release()
-    return slot.file
-
-
 def test_discard_and_later_in_the_recovery_dialog(qtbot, make_window, monkeypatch, state, design_file):
-    first = _crashed_autosave(state, design_file, "first")
-    second = _crashed_autosave(state, design_file, "second")
+    first = crashed_autosave(state, design_file, "first")
+    second = crashed_autosave(state, design_file, "second")
     window = make_window()
 
     def later(dialog):
@@ -194,7 +156,7 @@ def test_discard_and_later_in_the_recovery_dialog(qtbot, make_window, monkeypatc
 
     monkeypatch.setattr(RecoveryDialog, "exec", later)
     assert window.offer_recovery() == []
-    assert _autosaves(state) == sorted([first, second]) and not window.document.is_modified()
+    assert autosaves(state) == sorted([first, second]) and not window.document.is_modified()
 
     def discard_first_restore_second(dialog):
         dialog.table.clearSelection()
@@ -207,12 +169,12 @@ def test_discard_and_later_in_the_recovery_dialog(qtbot, make_window, monkeypatc
     monkeypatch.setattr(RecoveryDialog, "exec", discard_first_restore_second)
     window.open_path(design_file)  # this window holds a file now: the restored design opens in a new one
     [other] = window.offer_recovery()
-    assert _autosaves(state) == [second]
+    assert autosaves(state) == [second]
     assert other.document.design.name == "second" and other.document.is_modified()
     assert other.document.path == str(design_file)
     assert window.document.path == str(design_file) and not window.document.is_modified()
     other.close()  # answered Discard (the make_window fixture): the autosave goes
-    assert _autosaves(state) == []
+    assert autosaves(state) == []
 
 
 class _Emitter(QObject):
@@ -257,7 +219,7 @@ def test_an_exception_in_a_slot_shows_the_error_and_save_a_copy_keeps_the_design
                                                                                  shown_errors, design_file, tmp_path):
     window = make_window()
     window.open_path(design_file)
-    window.document.set_item(_first_server(window).id, name="Unsaved edit")
+    window.document.set_item(first_server(window).id, name="Unsaved edit")
     emitter = _Emitter()
 
     def failing_slot():
@@ -272,8 +234,8 @@ def test_an_exception_in_a_slot_shows_the_error_and_save_a_copy_keeps_the_design
     assert "ZeroDivisionError: a bug in a slot" in dialog["message"]
     assert "in failing_slot" in dialog["details"] and dialog["details shown"]
     assert dialog["saved"] == f"Saved a copy to {copy}"
-    assert load_design(copy).items[_first_server(window).id].name == "Unsaved edit"
-    assert load_design(design_file).items[_first_server(window).id].name != "Unsaved edit"
+    assert load_design(copy).items[first_server(window).id].name == "Unsaved edit"
+    assert load_design(design_file).items[first_server(window).id].name != "Unsaved edit"
     # The window still works: an edit goes through and is evaluated.
     with qtbot.waitSignal(window.evaluated, timeout=30_000):
         window.act_select_all.trigger()
@@ -288,7 +250,7 @@ def test_save_a_copy_never_writes_over_the_open_file(qtbot, make_window, hooks, 
     window = make_window()
     window.open_path(design_file)
     before = design_file.read_bytes()
-    window.document.set_item(_first_server(window).id, name="Unsaved edit")
+    window.document.set_item(first_server(window).id, name="Unsaved edit")
     shown_errors.copy_to = design_file
     threading.Thread(target=lambda: 1 / 0, name="a worker").start()
     qtbot.waitUntil(lambda: len(shown_errors) == 1, timeout=10_000)

@@ -58,7 +58,7 @@ def _enable_every_action(window) -> None:
     window.place_part("dgx-h100")
     window.place_part("dgx-h100")
     window.document.undo_stack.undo()
-    window.select_all()
+    window.editor.select_all()
 
 
 def test_no_key_is_ambiguous_in_the_main_window(make_window, qtbot):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from helpers import two_servers_on_a_leaf, window_settled
+from tests.helpers import two_servers_on_a_leaf, window_settled
 
 
 def test_a_server_deleted_under_a_manual_plan_leaves_no_old_figure_anywhere(make_window, qtbot, tmp_path):

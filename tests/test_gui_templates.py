@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox
 
 from designer.topologies import GENERATORS
-from helpers import window_settled
+from tests.helpers import window_settled
 
 
 def _click_template(qtbot, dialog, name: str) -> None:

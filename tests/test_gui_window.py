@@ -108,7 +108,7 @@ def test_save_as_menu_action_and_open_recent(fat_tree, tmp_path, monkeypatch):
     window.act_save_as.trigger()
     assert target.exists() and not window.isWindowModified()
     assert str(target.resolve()) == window.recent_files()[0]
-    window._fill_recent_menu()
+    window.recent_menu.aboutToShow.emit()  # as opening the menu does
     assert any(a.text() == "mine.cluster.json" for a in window.recent_menu.actions())
 
 
@@ -208,7 +208,7 @@ def test_new_and_menus_exist(fat_tree):
 
 
 def test_palette_search_filters_parts(fat_tree):
-    palette = fat_tree.palette
+    palette = fat_tree.parts_palette
     palette.search.setText("h100")
     visible = palette.visible_part_ids()
     assert visible and all("h100" in (p + default_catalog()[p].name.lower()) for p in visible)
@@ -229,7 +229,7 @@ def test_example_gallery_lists_examples(qtbot):
 
 def test_double_click_in_the_palette_places_the_part(fat_tree):
     window = fat_tree
-    palette = window.palette
+    palette = window.parts_palette
     item = next(palette.tree.topLevelItem(i).child(j) for i in range(palette.tree.topLevelItemCount())
                 for j in range(palette.tree.topLevelItem(i).childCount())
                 if palette.tree.topLevelItem(i).child(j).data(0, Qt.ItemDataRole.UserRole + 1) == "sn5600")

@@ -9,7 +9,8 @@ import json
 import math
 
 import pytest
-from hypothesis import event, given, settings, strategies as st
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
 from designer.cli import UsageError, _mark_failures, main
 from designer.engine import evaluate
@@ -18,8 +19,8 @@ from designer.engine.failures import Failure, degraded_design, parse_failure, un
 from designer.engine.goodput import reliability
 from designer.io.examples import resolve_design_path
 from designer.io.files import DesignFileError, design_from_document, design_to_document, load_design, save_design
-from designer.model import edits
 from designer.io.report import result_table
+from designer.model import edits
 from designer.model.catalog import Catalog, default_catalog, parse_catalog_document
 from designer.model.errors import CatalogError
 from designer.paths import catalog_dir

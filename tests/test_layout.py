@@ -13,8 +13,21 @@ from designer.io.examples import example_paths
 from designer.io.files import load_design
 from designer.model import load_catalog
 from designer.model.design import Design, Item, Link
-from designer.model.layout import (GAP_X, GAP_Y, HEADER_H, LEAF_H, LEAF_W, MARGIN, MIN_CONTAINER_W, boxes_in_parent,
-                                   clear_spots, item_rects, make_room, tidy, tidy_in_place)
+from designer.model.layout import (
+    GAP_X,
+    GAP_Y,
+    HEADER_H,
+    LEAF_H,
+    LEAF_W,
+    MARGIN,
+    MIN_CONTAINER_W,
+    boxes_in_parent,
+    clear_spots,
+    item_rects,
+    make_room,
+    tidy,
+    tidy_in_place,
+)
 from designer.topologies import generate
 
 

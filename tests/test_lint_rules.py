@@ -2,13 +2,13 @@
 whose scale-up domain ends at the server, and an accelerator outside any server (which the engine
 leaves out of the network figures while the rest of the design keeps its own)."""
 
-from helpers import two_servers_on_a_leaf
 
 from designer.engine.evaluate import evaluate
 from designer.io.examples import example_paths, resolve_design_path
 from designer.io.files import load_design
 from designer.model.catalog import default_catalog
 from designer.model.design import Item, Link
+from tests.helpers import two_servers_on_a_leaf
 
 
 def _errors(result) -> list:

@@ -28,9 +28,10 @@ from designer.engine import evaluate
 from designer.engine.failures import Failure, degraded_design, unbuildable
 from designer.io.files import save_design
 from designer.model.catalog import default_catalog
-from designer.model.design import Design, Item, Link
+from designer.model.design import Design
 from designer.model.errors import DesignError
 from designer.topologies.base import Builder
+from tests.helpers import nested_matched_groups, refusal
 
 CATALOG = default_catalog()
 ALLTOALL = {"collective": {"op": "alltoall", "sizes": ["8G"]}}
@@ -150,26 +151,6 @@ def test_meta_rsc_phase2_nested_and_large_counts(capsys, text, bisection):
     degraded = json.loads(capsys.readouterr().out)["degraded"]
     assert degraded["cut_off"] == 0
     assert {f["figure"]: f["degraded"] for f in degraded["figures"]}["Scale-out bisection"] == bisection
-
-
-def nested_matched_groups() -> Design:
-    """Group `A` holds group `C`; both are matched copy for copy with `B` (A with B by link x--y,
-    B with C by link y2--c): copy i of A holds every copy of C, copy i among them."""
-    design = Design(name="Nested matched groups")
-    for item in (Item("A", "group", count=2), Item("x", "switch", part="qm9700", parent="A", x=20, y=40),
-                 Item("C", "group", parent="A", count=2, x=200, y=40),
-                 Item("c", "switch", part="qm9700", parent="C", x=20, y=40),
-                 Item("B", "group", count=2, x=700), Item("y", "switch", part="qm9700", parent="B", x=20, y=40),
-                 Item("y2", "switch", part="qm9700", parent="B", x=200, y=40)):
-        design.add_item(item)
-    design.add_link(Link("x--y", "x", "y", "ib-ndr", match=("A", "B")))
-    design.add_link(Link("y2--c", "y2", "c", "ib-ndr", match=("B", "C")))
-    return design
-
-
-def refusal(item: str) -> str:
-    return (f"failure of '{item}': groups 'A' and 'C' are matched copy for copy (link 'y2--c') and 'A' holds 'C', "
-            "so no copy can be split out of both; fail every copy")
 
 
 def test_matched_groups_one_inside_the_other_are_still_refused_in_one_voice(tmp_path, capsys):

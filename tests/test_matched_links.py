@@ -13,7 +13,7 @@ from designer.model import default_catalog
 from designer.model.design import Design, DesignError, Item, Link
 from designer.model.lint import lint
 from designer.topologies import generate
-from helpers import mini_fat_tree
+from tests.helpers import mini_fat_tree
 
 
 def test_a_matched_link_joins_copy_i_to_copy_i_only():

@@ -17,7 +17,7 @@ from designer.model.design import Design, DesignError, Item, Link
 from designer.model.edits import (AddItem, AddLink, Edit, RemoveItem, RemoveLink, SetSetting, UpdateItem,
                                   UpdateLink)
 from designer.topologies import generate
-from helpers import flat_grid, mini_fat_tree
+from tests.helpers import flat_grid, mini_fat_tree
 
 
 def state(design: Design):

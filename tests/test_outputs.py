@@ -23,7 +23,7 @@ from designer.explore import runner
 from designer.explore.results import CsvRows, ParquetRows
 from designer.io.exports import spreadsheet_safe
 from designer.io.files import save_design
-from designer.io.outputs import StreamedOutput, check_outputs, OutputError
+from designer.io.outputs import OutputError, StreamedOutput, check_outputs
 from designer.model.catalog import default_catalog
 from designer.paths import examples_dir
 from designer.topologies import generate
@@ -293,10 +293,7 @@ def test_a_sweep_killed_midway_leaves_the_old_file_and_every_finished_row(tmp_pa
         process.wait(timeout=60)
     assert results.read_bytes() == b"old results\n"
     lines = temporary.read_text().splitlines()
-    if parquet:
-        kept = [json.loads(line) for line in lines]
-    else:
-        kept = list(csv.reader(lines))[1:]
+    kept = [json.loads(line) for line in lines] if parquet else list(csv.reader(lines))[1:]
     assert len(kept) >= 19
     assert len({row[0] for row in kept}) == len(kept)
 

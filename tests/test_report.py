@@ -20,7 +20,7 @@ from designer.io.html_report import (PNG_SIGNATURE, ReportAssumption, ReportCont
                                      report_html)
 from designer.model.catalog import default_catalog
 from designer.topologies import generate
-from helpers import window_settled
+from tests.helpers import window_settled
 
 
 def _tiny_png(width: int = 3, height: int = 2) -> bytes:

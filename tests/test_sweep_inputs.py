@@ -16,8 +16,8 @@ from dask.distributed import Client
 
 from designer.cli import main
 from designer.engine import evaluate
-from designer.engine.summary import summary_rows
 from designer.engine.figures import figures
+from designer.engine.summary import summary_rows
 from designer.explore.runner import run_sweep
 from designer.explore.spec import BaseChangedError, SweepError, design_of, figure_problem, load_sweep
 from designer.io.examples import resolve_design_path

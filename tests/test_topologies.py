@@ -1,7 +1,7 @@
 import pytest
 
 from designer.engine import evaluate
-from designer.model import load_catalog, lint
+from designer.model import lint, load_catalog
 from designer.topologies import GENERATORS, TopologyError, generate
 
 

@@ -14,7 +14,8 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from designer.cli import main
 from designer.engine import budget, evaluate
@@ -23,7 +24,7 @@ from designer.io.exports import result_json
 from designer.io.files import DesignFileError, dumps, load_design, loads
 from designer.model.catalog import default_catalog
 from designer.model.errors import MAX_MESSAGE_CHARS, DesignerError, InputError
-from designer.model.validation import _Validator, _fast, check
+from designer.model.validation import _fast, _Validator, check
 from designer.topologies import TopologyError, generate
 
 SMALL = json.loads(dumps(generate("server", default_catalog())))

@@ -28,11 +28,11 @@ from PySide6.QtGui import (QBrush, QColor, QFont, QFontMetricsF, QImage, QLinear
                            QPainter, QPainterPath, QPdfWriter, QPen)
 from PySide6.QtSvg import QSvgGenerator
 
-from designer.canvas import colors
 from designer.canvas.items import LinkItem, NodeItem
 from designer.canvas.scene import DesignScene
 from designer.document.turns import later
 from designer.io.outputs import check_target, move_into_place
+from designer.style import colors
 
 MARGIN = 20  # scene units around the drawing
 # The largest image side and area: a 20,000-item design at 2× would otherwise need gigabytes.

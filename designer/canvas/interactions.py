@@ -1,15 +1,16 @@
 """What the user's gestures on the canvas become: parts dropped from the palette, items dragged
-(snapped to the grid, moved into the container they are released over), links drawn between two
-items. Each finished gesture is one document edit; the scene then mirrors it."""
+(snapped to the grid, moved into the container they are released over: `DragItems`, the scene's
+gesture), links drawn between two items. Each finished gesture is one document edit; the scene
+then mirrors it. The view's gestures (pan, rubber band, drawing a link, rename) are `gestures`."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtWidgets import QGraphicsScene
 
 from designer.canvas.items import NodeItem
 from designer.model import layout, placement
@@ -17,6 +18,9 @@ from designer.model.design import Design, Item
 from designer.model.errors import DesignerError
 from designer.model.layout import GRID, LEAF_H, LEAF_W
 from designer.topologies.base import Builder
+
+if TYPE_CHECKING:  # the scene owns these; they name its type, not a run-time dependency
+    from designer.canvas.scene import DesignScene
 
 PART_MIME = "application/x-cluster-designer-part"  # a catalogue part dragged from the palette
 # A drag of at most this many boxes and links between them lifts them above everything else
@@ -27,50 +31,38 @@ PART_MIME = "application/x-cluster-designer-part"  # a catalogue part dragged fr
 LIFT_AT_MOST = 2000
 
 
-class Interactions:
-    """The scene's gestures. Items never edit the model; these turn what they did into edits."""
+class DragItems:
+    """The gesture of dragging the selection, from the scene's mouse events (Qt delivers a press on
+    an item to the scene, which makes the item its mouse grabber): the press works out what moves,
+    each move shifts it, the release turns where it went into one edit, a cancel puts it back."""
 
-    def __init__(self, scene: QGraphicsScene):  # the DesignScene (not imported: it owns this)
-        self.scene = scene
-        self.snap_enabled = True
-        self._alt_held = False  # Alt places freely, off the grid
+    def __init__(self, interactions: Interactions):
+        self.interactions = interactions
+        self.scene = interactions.scene
         self._dragged: list[NodeItem] | None = None  # the items the drag under way moves
         self._dragged_links: list = []  # and the links it re-routes (LinkItems)
         self._carried_links: list = []  # and those it carries along (both ends dragged)
         self._origins: dict[NodeItem, QPointF] = {}  # where the dragged items were on the press
         self._shift = QPointF(0, 0)  # how far the drag has moved them
         self._lifted = False  # whether the dragged items are lifted (scene.lift) for the drag
-        # Asked when a link could use several media; tests replace it. (options) -> choice or None
-        self.choose_medium: Callable[[list[tuple[str, str]], str], str | None] | None = None
 
-    # --- moves ------------------------------------------------------------------------------------
-    def snap(self, value: QPointF) -> QPointF:
-        if not self.snap_enabled or self._alt_held:
-            return value
-        return QPointF(round(value.x() / GRID) * GRID, round(value.y() / GRID) * GRID)
-
-    def track_modifiers(self, event) -> None:
-        self._alt_held = bool(event.modifiers() & Qt.KeyboardModifier.AltModifier)
-
-    def dragged_nodes(self) -> list[NodeItem]:
-        """What a drag of the selection moves: the selected items not inside another selected one
-        (their contents ride along)."""
-        return self.scene.outermost_selected()
-
-    def pressed(self, event) -> None:
+    def press(self, event) -> None:
         """After Qt handled a press: one on an item may start a drag of the selection, so what it
         would move is worked out now rather than in the first mouse move, which also repaints."""
-        self.track_modifiers(event)
+        self.interactions.track_modifiers(event)
         self._land()
+        self._forget()
+        if event.button() == Qt.MouseButton.LeftButton and isinstance(self.scene.mouseGrabberItem(), NodeItem):
+            self._prepare()
+
+    def _forget(self) -> None:
         self._dragged, self._dragged_links, self._carried_links = None, [], []
         self._origins, self._shift = {}, QPointF(0, 0)
-        if event.button() == Qt.MouseButton.LeftButton and isinstance(self.scene.mouseGrabberItem(), NodeItem):
-            self._prepare_drag()
 
-    def _prepare_drag(self) -> None:
+    def _prepare(self) -> None:
         """The items a drag moves, the links it re-routes (one end left behind), and those it
         carries (both ends moving, each with another dragged item: their lines just shift)."""
-        self._dragged = self.dragged_nodes()
+        self._dragged = self.interactions.dragged_nodes()
         self._origins, self._shift = {node: node.pos() for node in self._dragged}, QPointF(0, 0)
         ids = {n.item_id for n in self._dragged}
         moving = self.scene.subtrees(ids)
@@ -78,7 +70,7 @@ class Interactions:
         for link in self.scene.links_around(ids, subtree_of=moving):
             (self._carried_links if link.a in moving and link.b in moving else self._dragged_links).append(link)
 
-    def drag_to(self, event) -> bool:
+    def move(self, event) -> bool:
         """A mouse move while items are dragged: move them, in one pass, to where the press point
         went (the item under the mouse on the grid, the others keeping their offsets from it), and
         their links along. Returns False when the mouse is not dragging items (Qt handles it).
@@ -89,18 +81,18 @@ class Interactions:
         more than LIFT_AT_MOST moves each item once per move, from where it was on the press).
         Containers keep their size while a child is dragged (over or out of them): the drop
         decides where it ends up."""
-        self.track_modifiers(event)
+        self.interactions.track_modifiers(event)
         grabber = self.scene.mouseGrabberItem()
         if not (event.buttons() & Qt.MouseButton.LeftButton) or not isinstance(grabber, NodeItem):
             return False
         if self._dragged is None:
-            self._prepare_drag()
+            self._prepare()
         if not self._origins:
             return True
         anchor = grabber if grabber in self._origins else next(iter(self._origins))
         start = self._origins[anchor]
         moved = event.scenePos() - event.buttonDownScenePos(Qt.MouseButton.LeftButton)
-        shift = self.snap(start + moved) - start
+        shift = self.interactions.snap(start + moved) - start
         step = shift - self._shift
         if step == QPointF(0, 0):
             return True
@@ -124,16 +116,55 @@ class Interactions:
             self.scene.land()
             self._lifted = False
 
-    def commit_moves(self, release_at: QPointF | None = None) -> None:
+    def release(self, event) -> None:
+        """After Qt handled the release: a left button's release drops the items where it is."""
+        self.interactions.commit_moves(event.scenePos() if event.button() == Qt.MouseButton.LeftButton else None,
+                                       self._end())
+
+    def _end(self) -> list[NodeItem]:
+        """Land what the drag moves and return it; the gesture is over."""
+        self._land()
+        dragged = self._dragged if self._dragged is not None else self.interactions.dragged_nodes()
+        self._forget()
+        return dragged
+
+    def cancel(self) -> None:
+        """Put what the drag moved back where the design has it, as if it had not begun."""
+        dragged = self._end()
+        self.interactions.restore_positions([node.item_id for node in dragged])
+
+
+class Interactions:
+    """The scene's gestures. Items never edit the model; these turn what they did into edits."""
+
+    def __init__(self, scene: DesignScene):
+        self.scene = scene
+        self.snap_enabled = True
+        self._alt_held = False  # Alt places freely, off the grid
+        self.drag = DragItems(self)
+        # Asked when a link could use several media; tests replace it. (options) -> choice or None
+        self.choose_medium: Callable[[list[tuple[str, str]], str], str | None] | None = None
+
+    # --- moves ------------------------------------------------------------------------------------
+    def snap(self, value: QPointF) -> QPointF:
+        if not self.snap_enabled or self._alt_held:
+            return value
+        return QPointF(round(value.x() / GRID) * GRID, round(value.y() / GRID) * GRID)
+
+    def track_modifiers(self, event) -> None:
+        self._alt_held = bool(event.modifiers() & Qt.KeyboardModifier.AltModifier)
+
+    def dragged_nodes(self) -> list[NodeItem]:
+        """What a drag of the selection moves: the selected items not inside another selected one
+        (their contents ride along)."""
+        return self.scene.outermost_selected()
+
+    def commit_moves(self, release_at: QPointF | None, dragged: list[NodeItem]) -> None:
         """Turn the positions the user dragged items to into one undo step. An item released over
         a container that may hold it moves inside it (a GPU dragged from one server onto
         another), one released over nothing that holds it goes to the top level; the model
         decides (`placement.reparent_problem`), and an item it refuses goes back where it was
         while the status bar says why."""
-        self._land()
-        dragged = self._dragged if self._dragged is not None else self.dragged_nodes()
-        self._dragged, self._dragged_links, self._carried_links = None, [], []
-        self._origins, self._shift = {}, QPointF(0, 0)
         design = self.scene.design
         under = self._containers_under(release_at) if release_at is not None else None
         positions: dict[str, tuple[float, float]] = {}
@@ -159,11 +190,11 @@ class Interactions:
                     x, y = local.x(), local.y()
             positions[item.id] = (float(x), float(y))
         if refused:
-            self._restore_positions(refused)
+            self.restore_positions(refused)
         if not positions:
             return
         if not self.scene.document.move_items(positions, parents):
-            self._restore_positions(list(positions))
+            self.restore_positions(list(positions))
         elif parents:
             first = next(iter(parents.values()))
             where = design.items[first].label if first is not None else "the top level"
@@ -201,7 +232,8 @@ class Interactions:
         """The items under a release point that are not being dragged along, topmost first."""
         return [c for c in self.scene.items(scene_pos) if isinstance(c, NodeItem) and not c.isSelected()]
 
-    def _restore_positions(self, ids) -> None:
+    def restore_positions(self, ids) -> None:
+        """Draw these items where the design has them again (a refused or cancelled move)."""
         for item_id in ids:
             node, item = self.scene.nodes.get(item_id), self.scene.design.items.get(item_id)
             if node is not None and item is not None:

@@ -13,8 +13,8 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainterPath, QP
 from PySide6.QtWidgets import (QGraphicsItem, QGraphicsLineItem, QGraphicsPathItem, QGraphicsScene,
                                QGraphicsSimpleTextItem)
 
-from designer.canvas import colors
 from designer.model.layout import CONTAINER_KINDS, EMPTY_CONTAINER_H, HEADER_H, LEAF_H, LEAF_W, MARGIN, MIN_CONTAINER_W
+from designer.style import colors
 
 _BRUSHES = {k: QBrush(QColor(fill)) for k, (fill, _) in colors.KIND.items()}
 _PENS = {k: QPen(QColor(border), 1.2) for k, (_, border) in colors.KIND.items()}
@@ -570,6 +570,14 @@ def clip_to_rect(inside: QPointF, outside: QPointF, rect: QRectF) -> QPointF:
     ty = (rect.height() / 2) / abs(dy) if dy else math.inf
     t = min(1.0, tx, ty)
     return QPointF(inside.x() + dx * t, inside.y() + dy * t)
+
+
+def depth(node: NodeItem) -> int:
+    """How many boxes hold this one (0: a top-level box)."""
+    count, parent = 0, node.parentItem()
+    while parent is not None:
+        count, parent = count + 1, parent.parentItem()
+    return count
 
 
 def common_ancestor(a: NodeItem, b: NodeItem) -> NodeItem | None:

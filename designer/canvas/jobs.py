@@ -17,6 +17,12 @@ from PySide6.QtWidgets import QGraphicsScene
 
 from designer.document.turns import later
 
+# A slice of a job sliced by time lasts at most this long, so the window keeps answering.
+SLICE_S = 0.02
+# Restyling more items than this (a result's utilization, text on or off, summary cards,
+# restacking) is done in slices of SLICE_S, one per turn.
+RESTYLE_SLICE = 1500
+
 
 @dataclass(eq=False)
 class _Run:

@@ -1,41 +1,41 @@
 """The scene mirrors the document: it creates, updates and removes only the graphics items a
 change names, keeps the id → item maps, and shows the last result's overlay (link utilization,
 the bottleneck). What gestures become is `interactions`; tooltips are `tooltips`; long work runs
-in slices through `jobs`."""
+in slices through `jobs`; summary cards are `cards`, the selection they hide `hidden_selection`,
+which links go beneath the boxes `stacking`, and the blast radii (a helper thread) `blast`."""
 
 from __future__ import annotations
 
-import threading
+from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Callable, Iterator
 
-from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QLineF, QPointF, QRectF, Signal
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QGraphicsScene, QToolTip
 
-from designer.canvas import colors, tooltips
+from designer.canvas import tooltips
+from designer.canvas.blast import BlastRadii
+from designer.canvas.cards import CARD_SCALE, SummaryCards, shown_node
+from designer.canvas.hidden_selection import HiddenSelection
 from designer.canvas.interactions import Interactions
-from designer.canvas.items import (LIFTED_LABEL_Z, LIFTED_Z, BoxIndex, LinkItem, NodeItem, common_ancestor,
-                                   label_layer, link_line, runs_over_boxes)
-from designer.canvas.jobs import SlicedJobs
+from designer.canvas.items import (LIFTED_LABEL_Z, LIFTED_Z, LinkItem, NodeItem, common_ancestor, depth, label_layer,
+                                   link_line)
+from designer.canvas.jobs import RESTYLE_SLICE, SLICE_S, SlicedJobs
+from designer.canvas.stacking import LinkStacking
 from designer.document.document import Change, Document
 from designer.engine import views
-from designer.engine.failures import BLAST_CONNECTIVITY_MAX_ITEMS, BlastIndex, BlastRadius
+from designer.engine.failures import BLAST_CONNECTIVITY_MAX_ITEMS, BlastRadius
 from designer.model.design import Design, Item
 from designer.model.edits import outermost
+from designer.style import colors
+
+__all__ = ["CARD_SCALE", "DesignScene"]  # CARD_SCALE: read here before the cards had a module of their own
 
 # A design with more drawn items than this is built over several turns of the event loop, each
 # at most SLICE_S long, so opening a big design never freezes the window; the old design's items
 # are removed the same way.
 BUILD_IN_ONE_GO = 60
-SLICE_S = 0.02
-# Restyling more items than this (a result's utilization, text on or off) is done in slices of
-# SLICE_S, one per turn.
-RESTYLE_SLICE = 1500
-# Below this zoom, a container smaller on screen than CARD_W × CARD_H pixels (too small for its
-# contents to be read) is drawn as a summary card, its contents hidden.
-CARD_SCALE = 0.6
-CARD_W, CARD_H = 360, 160
 
 # A change adding or removing more drawn items and links than this (Undo of a big Delete, a big
 # Paste or Ungroup) is mirrored by building the scene again in slices, as opening a design is.
@@ -44,11 +44,18 @@ MIRROR_IN_ONE_GO = 400
 RESTYLE_JOBS = ("detail", "overlay", "look", "cards", "restack")
 
 
+@dataclass
+class _Mirroring:
+    """What mirroring one change leaves to do once every kind of change in it is drawn."""
+    moves_only: bool  # only moves within containers: what each summary card holds and says stays
+    refit: set[str] = field(default_factory=set)  # containers to fit to their contents again
+    touched: set[str] = field(default_factory=set)  # items whose links may need re-routing
+
+
 class DesignScene(QGraphicsScene):
     message = Signal(str)  # for the status bar
     built = Signal()  # the scene mirrors the whole design (after a reset)
     blastReady = Signal()  # a big design's blast-radius index was built off the UI thread
-    _blastBuilt = Signal(int, object)  # (generation, BlastIndex), from the helper thread
 
     def __init__(self, document: Document, parent=None):
         super().__init__(parent)
@@ -61,13 +68,17 @@ class DesignScene(QGraphicsScene):
         # While an export forces full detail: the view's own (text on, zoom), to go back to.
         self._full_detail_for: tuple[bool, float] | None = None
         self._full_detail_holds = 0  # the exports under way that asked for full detail
-        self._summaries: dict[str, tuple[str, list[str]]] = {}  # card texts, until the design or result changes
         self._looks: set = set()  # items drawn with the selection look
         self.utilization: dict[str, float] = {}
         self.overlay_phase: str | None = None  # the phase the overlay shows; None: each link's busiest
         self.bottleneck: str | None = None
         self.interactions = Interactions(self)
         self.jobs = SlicedJobs(self)
+        self.cards = SummaryCards(self)
+        self.stacking = LinkStacking(self)
+        # Items and links selected though a summary card hides them (Qt selects only what is shown):
+        # they stay selected while a card holding them is.
+        self.hidden_selection = HiddenSelection(self)
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
         self.setBackgroundBrush(QColor(colors.CANVAS_BACKGROUND))
         self.building = False
@@ -81,15 +92,8 @@ class DesignScene(QGraphicsScene):
         # Items and links marked failed (settings["failures"]; a medium's mark marks its links), drawn struck through.
         self.failed: set[str] = set()
         self.partly_failed: set[str] = set()  # those of them marked failed in only some of their copies
-        self._blast: dict[str, BlastRadius] = {}  # blast radius by item, until the design changes
-        self._blast_index: BlastIndex | None = None
-        self._blast_generation = 0  # a change makes an index being built off the UI thread stale
-        self._blast_building: int | None = None  # the generation whose index the helper thread builds
-        self._blastBuilt.connect(self._blast_built, Qt.ConnectionType.QueuedConnection)
-        # Items and links selected though a summary card hides them (Qt selects only what is shown),
-        # by id: they stay selected while a card holding them is.
-        self._hidden_items: set[str] = set()
-        self._hidden_links: set[str] = set()
+        self._blast = BlastRadii(lambda: self.design, self)
+        self._blast.ready.connect(self.blastReady)
         self.labels = label_layer()  # every box's label plate, above the links (items.LABEL_Z)
         self.addItem(self.labels)
         # What a drag moves, lifted above everything else while it lasts (`lift`, `land`).
@@ -114,11 +118,11 @@ class DesignScene(QGraphicsScene):
         self.jobs.stop("overlay")
         self.jobs.stop("cards")
         self.jobs.stop("restack")
-        self._summaries = {}
+        self.cards.forget_summaries()
         self.jobs.stop("look")
         self.land()
         self._looks = set()  # the old items go, selected look and all
-        self._hidden_items, self._hidden_links = set(), set()
+        self.hidden_selection.clear()
         self.clearSelection()
         top_level = [i for i in (*self.nodes.values(), *self.link_items.values()) if i.parentItem() is None]
         self._discard(top_level + [i.plate for i in top_level if isinstance(i, NodeItem)])
@@ -128,7 +132,7 @@ class DesignScene(QGraphicsScene):
         self._stage.clear()
         self._staged = []
         self.building = True
-        self._links_restacked = False
+        self.stacking.mark_stale()
         if len(self.design.items) > BUILD_IN_ONE_GO:
             # Painting a half-built scene after every slice would cost more than the slice itself.
             self.jobs.start("build", self._build_steps(), slice_s=SLICE_S, hold=True, after_slice=self._join_staged)
@@ -174,12 +178,6 @@ class DesignScene(QGraphicsScene):
             self.select_ids(pending)
         self.refresh_cards()
         self.built.emit()
-
-    def _depth(self, node: NodeItem) -> int:
-        depth, parent = 0, node.parentItem()
-        while parent is not None:
-            depth, parent = depth + 1, parent.parentItem()
-        return depth
 
     def _part_name(self, item: Item) -> str:
         part = self.document.catalog.get(item.part)
@@ -266,11 +264,10 @@ class DesignScene(QGraphicsScene):
 
     # --- mirroring document changes ------------------------------------------------------------
     def on_changed(self, change: Change) -> None:
-        self._blast, self._blast_index = {}, None
-        self._blast_generation += 1
+        self._blast.forget()
         if change.reset or "failures" in change.settings_changed:
             self.show_failures()
-            self._summaries = {}  # a card says how many failed parts it hides
+            self.cards.forget_summaries()  # a card says how many failed parts it hides
         big = (len(change.items_added) + len(change.links_added) > MIRROR_IN_ONE_GO
                or len(change.items_removed) + len(change.links_removed) > MIRROR_IN_ONE_GO)
         if change.reset or self.building or big:
@@ -290,23 +287,42 @@ class DesignScene(QGraphicsScene):
             self.selectionChanged.emit()
 
     def _mirror(self, change: Change) -> None:
-        design = self.design
-        refit: set[str] = set()
-        touched: set[str] = set()
-        for link_id in change.links_removed:
-            self._remove_link(link_id)
-        added = [design.items[i] for i in change.items_added if i in design.items]
-        depth = {i.id: len(design.ancestors(i.id)) for i in added}
-        for item in sorted(added, key=lambda i: depth[i.id]):
-            self._create_node(item)
-            touched.add(item.id)
-            if item.parent:
-                refit.add(item.parent)
-        self._join_staged()
+        """One method per kind of change, in an order that draws every container before what it
+        holds and both ends of a link before the link."""
         # Only moves within their containers (a drag, a nudge): what each card holds and says stays.
-        moves_only = not (change.items_added or change.items_removed or change.links_added
-                          or change.links_removed or change.links_changed)
-        for item_id in change.items_changed:
+        work = _Mirroring(moves_only=not (change.items_added or change.items_removed or change.links_added
+                                          or change.links_removed or change.links_changed))
+        self._links_removed(change.links_removed)
+        self._items_added(change.items_added, work)
+        self._items_changed(change.items_changed, work)
+        self._items_removed(change.items_removed, work)
+        self._links_added(change.links_added)
+        self._links_changed(change.links_changed)
+        self._join_staged()
+        self.update_links_around(work.touched, self.refit(work.refit))
+        self._grow_scene_rect(work.touched)
+        if not work.moves_only:
+            self.cards.forget_summaries()
+        if work.touched or change.items_changed:
+            # A box that moved may now be in a link's way, or out of it; a drag's release finds
+            # the boxes already where the model puts them, so a move counts even untouched here.
+            self.stacking.mark_stale()
+        self.refresh_cards(contents_changed=not work.moves_only)
+
+    def _items_added(self, item_ids: list[str], work: _Mirroring) -> None:
+        design = self.design
+        added = [design.items[i] for i in item_ids if i in design.items]
+        levels = {i.id: len(design.ancestors(i.id)) for i in added}
+        for item in sorted(added, key=lambda i: levels[i.id]):  # containers before their contents
+            self._create_node(item)
+            work.touched.add(item.id)
+            if item.parent:
+                work.refit.add(item.parent)
+        self._join_staged()
+
+    def _items_changed(self, item_ids: list[str], work: _Mirroring) -> None:
+        design = self.design
+        for item_id in item_ids:
             item, node = design.items.get(item_id), self.nodes.get(item_id)
             if item is None or node is None:
                 continue
@@ -314,9 +330,9 @@ class DesignScene(QGraphicsScene):
             new_parent = self.nodes.get(item.parent) if item.parent else None
             geometry = False
             if old_parent is not new_parent:
-                moves_only = False
+                work.moves_only = False
                 if isinstance(old_parent, NodeItem):
-                    refit.add(old_parent.item_id)
+                    work.refit.add(old_parent.item_id)
                 node.setParentItem(new_parent)
                 node.join_labels(new_parent.plate if new_parent is not None else self.labels)
                 if new_parent is None and node.scene() is not self:
@@ -327,36 +343,42 @@ class DesignScene(QGraphicsScene):
                 geometry = True
             values = (item.label, self._short_part(item), item.count)
             if values != (node.label, node.part_name, node.count):
-                moves_only = False
+                work.moves_only = False
                 node.set_values(*values)
             if geometry:  # a rename or a new count leaves every line where it was
-                touched.add(item_id)
+                work.touched.add(item_id)
                 if item.parent:
-                    refit.add(item.parent)
-        for item_id in change.items_removed:
+                    work.refit.add(item.parent)
+
+    def _items_removed(self, item_ids: list[str], work: _Mirroring) -> None:
+        for item_id in item_ids:
             node = self.nodes.pop(item_id, None)
             if node is None:
                 continue
             parent = node.parentItem()
             if isinstance(parent, NodeItem):
-                refit.add(parent.item_id)
+                work.refit.add(parent.item_id)
             for child in node.childItems():
                 if isinstance(child, LinkItem) and child.link_id in self.link_items:
-                    child.setParentItem(None)  # re-homed below by update_links_around
-                    touched.update((child.a, child.b))
+                    child.setParentItem(None)  # re-homed by update_links_around, once all is mirrored
+                    work.touched.update((child.a, child.b))
             if node.scene() is self:
-                if parent is not None and parent.scene() is self and parent.item_id not in change.items_removed:
+                if parent is not None and parent.scene() is self and parent.item_id not in item_ids:
                     node.setParentItem(None)
-                if parent is None or parent.item_id not in change.items_removed:
+                if parent is None or parent.item_id not in item_ids:
                     self.removeItem(node)
                     node.join_labels(None)
             self.links_by_item.pop(item_id, None)
-        for link_id in change.links_added:
-            link = design.links.get(link_id)
+
+    def _links_added(self, link_ids: list[str]) -> None:
+        for link_id in link_ids:
+            link = self.design.links.get(link_id)
             if link is not None and link_id not in self.link_items:
                 self._create_link(link)
-        for link_id in change.links_changed:
-            link, item = design.links.get(link_id), self.link_items.get(link_id)
+
+    def _links_changed(self, link_ids: list[str]) -> None:
+        for link_id in link_ids:
+            link, item = self.design.links.get(link_id), self.link_items.get(link_id)
             if link is None or item is None:
                 continue
             if (item.a, item.b) != (link.a, link.b):
@@ -364,16 +386,10 @@ class DesignScene(QGraphicsScene):
                 self._create_link(link)
             else:
                 self._style_link(item, link)
-        self._join_staged()
-        self.update_links_around(touched, self.refit(refit))
-        self._grow_scene_rect(touched)
-        if not moves_only:
-            self._summaries = {}
-        if touched or change.items_changed:
-            # A box that moved may now be in a link's way, or out of it; a drag's release finds
-            # the boxes already where the model puts them, so a move counts even untouched here.
-            self._links_restacked = False
-        self.refresh_cards(contents_changed=not moves_only)
+
+    def _links_removed(self, link_ids: list[str]) -> None:
+        for link_id in link_ids:
+            self._remove_link(link_id)
 
     def _remove_link(self, link_id: str) -> None:
         item = self.link_items.pop(link_id, None)
@@ -391,7 +407,7 @@ class DesignScene(QGraphicsScene):
         """Fit containers to their contents, deepest first, and their ancestors while they change."""
         changed: set[str] = set()
         nodes = [self.nodes[i] for i in ids if i in self.nodes]
-        for node in sorted(nodes, key=self._depth, reverse=True):
+        for node in sorted(nodes, key=depth, reverse=True):
             current = node
             while isinstance(current, NodeItem):
                 if not current.fit_to_children() and current.item_id in changed:
@@ -536,7 +552,7 @@ class DesignScene(QGraphicsScene):
         stale = list(set(self.utilization) | set(util) | ({self.bottleneck, bottleneck} - {None}))
         self.utilization, self.bottleneck = util, bottleneck
         self._restyle("overlay", stale, self._show_overlay)
-        self._summaries = {}
+        self.cards.forget_summaries()
         self.refresh_cards()
 
     def _show_overlay(self, link_id: str) -> None:
@@ -614,130 +630,16 @@ class DesignScene(QGraphicsScene):
             self.set_scale(scale)
 
     def is_card(self, node: NodeItem) -> bool:
-        rect = node.rect()
-        return (node.container and self.scale < CARD_SCALE
-                and (rect.width() * self.scale < CARD_W or rect.height() * self.scale < CARD_H))
+        return self.cards.is_card(node)
 
-    def shown_node(self, node: NodeItem) -> NodeItem:
+    @staticmethod
+    def shown_node(node: NodeItem) -> NodeItem:
         """The node, or the outermost summary card holding it (where its links are drawn to)."""
-        shown, parent = node, node.parentItem()
-        while parent is not None:
-            if isinstance(parent, NodeItem) and parent.card:
-                shown = parent
-            parent = parent.parentItem()
-        return shown
+        return shown_node(node)
 
     def refresh_cards(self, contents_changed: bool = False) -> None:
-        """Turn containers into cards or back, a slice per turn for a big design (painted once,
-        when done), then route the links that end inside a card to the card."""
-        if self.building:
-            return  # the build refreshes them when it ends
-        containers = sorted((n for n in self.nodes.values() if n.container), key=self._depth)
-        if not containers:
-            return
-        steps = self._card_steps(containers, contents_changed)
-        if len(containers) + len(self.link_items) > RESTYLE_SLICE:
-            # By time, not steps: a card's step (its summary written) costs tens of a link's.
-            self.jobs.start("cards", steps, slice_s=SLICE_S, hold=True)
-        else:
-            self.jobs.start("cards", steps)
-
-    def _card_steps(self, containers: list[NodeItem], contents_changed: bool) -> Iterator[None]:
-        """Outer containers first, so that a card's text is written only when no outer card hides it."""
-        flipped: set[str] = set()
-        hidden = False
-        index = None
-        for node in containers:
-            card = self.is_card(node)
-            if card != node.card:
-                flipped.add(node.item_id)
-                hidden = hidden or card
-                if card and node.isSelected():
-                    self._hide_selection(self._selected_inside(node))
-            # Qt deselects each selected item a card hides, one signal each (and every handler
-            # reads the whole selection): the handlers hear it once, when the cards are done.
-            self.blockSignals(True)
-            try:
-                node.set_card(card, contents_changed)
-            finally:
-                self.blockSignals(False)
-            if card and node.isVisible():
-                if node.item_id not in self._summaries:
-                    index = index if index is not None else self.design.children_index()
-                    self._summaries[node.item_id] = self._summary(node.item_id, index)
-                title, lines = self._summaries[node.item_id]
-                node.set_card_text(title, lines, self.scale)
-            yield
-        if flipped:
-            # Every link with an end inside a container that became a card (or stopped being one)
-            # now ends somewhere else, the links inside it too.
-            index = index if index is not None else self.design.children_index()
-            yield
-            link_ids: set[str] = set()
-            for item_id in flipped:
-                link_ids |= self.links_by_item.get(item_id, set())
-                for inner in self.design.descendants(item_id, index):
-                    link_ids |= self.links_by_item.get(inner.id, set())
-                yield
-            for link_id in link_ids:
-                if link_id in self.link_items:
-                    self.reroute([self.link_items[link_id]])
-                    yield
-            self._show_hidden_selection()
-        if flipped or contents_changed or not self._links_restacked:
-            self._restack_links()
-        if hidden:
-            self.selectionChanged.emit()
-
-    def _restack_links(self) -> None:
-        """Put beneath the boxes beside it each link that would run over a box it does not join
-        (`items.runs_over_boxes`): once a design is built, after each change, and when summary
-        cards open or close (links then end elsewhere). A job of its own, in slices for a big
-        design and painting as it goes: a link left on top for a few frames does no harm, a
-        canvas that stops painting for the whole pass would."""
-        self._links_restacked = True
-        steps = self._restack_link_steps()
-        if len(self.nodes) + len(self.link_items) > RESTYLE_SLICE:
-            self.jobs.start("restack", steps, slice_s=SLICE_S)
-        else:
-            self.jobs.start("restack", steps)
-
-    def _restack_link_steps(self) -> Iterator[None]:
-        boxes = BoxIndex()
-        for node in list(self.nodes.values()):
-            boxes.add(node)
-            yield
-        nodes, shown = self.nodes, self.shown_node
-        for link in list(self.link_items.values()):
-            a, b = nodes.get(link.a), nodes.get(link.b)
-            if a is not None and b is not None and link.isVisible():
-                ends = (shown(a), shown(b))
-                link.set_over_boxes(runs_over_boxes(link, *ends, boxes), ends)
-            yield
-
-    def _summary(self, item_id: str, index: dict) -> tuple[str, list[str]]:
-        busiest = None
-        if self.utilization:
-            link_ids = set(self.links_by_item.get(item_id, ()))
-            for child in self.design.descendants(item_id, index):
-                link_ids |= self.links_by_item.get(child.id, set())
-            loads = [self.utilization[i] for i in link_ids if i in self.utilization]
-            busiest = max(loads) if loads else None
-        return tooltips.card_summary(self.design.items[item_id], self.design, self.document.catalog, index, busiest,
-                                     self._failed_inside(item_id, index))
-
-    def _failed_inside(self, item_id: str, index: dict) -> int:
-        """How many items and links a card hides that a what-if marks failed (their strikes are
-        hidden). A walk of the card's contents, as its other lines take: Select All ▸ Fail on a big
-        flat design marks tens of thousands, and thousands of its servers are cards."""
-        failed = self.failed
-        if not failed:
-            return 0
-        inside = {child.id for child in self.design.descendants(item_id, index)}
-        links = self.design.links
-        hidden_links = {link_id for i in inside for link_id in self.links_by_item.get(i, ())
-                        if link_id in failed and links[link_id].a in inside and links[link_id].b in inside}
-        return sum(1 for i in inside if i in failed) + len(hidden_links)
+        """Turn containers into cards or back (`cards.SummaryCards.refresh`)."""
+        self.cards.refresh(contents_changed)
 
     def content_rect(self) -> QRectF:
         """The drawn design's extent (containers enclose their contents; links join items)."""
@@ -769,30 +671,7 @@ class DesignScene(QGraphicsScene):
     def blast_radius(self, item_id: str) -> BlastRadius | None:
         """What failing one copy of an item would do, cached until the design changes; None while
         a big design's index is built on a helper thread (`blastReady` says when to ask again)."""
-        hit = self._blast.get(item_id)
-        if hit is None:
-            index = self._blast_index
-            if index is None:
-                if len(self.design.items) > BLAST_CONNECTIVITY_MAX_ITEMS:
-                    self._build_blast_index()
-                    return None
-                index = self._blast_index = BlastIndex(self.design)
-            hit = self._blast[item_id] = index.radius(item_id)
-        return hit
-
-    def _build_blast_index(self) -> None:
-        if self._blast_building == self._blast_generation:
-            return
-        generation = self._blast_building = self._blast_generation
-        snapshot = self.design.snapshot()
-
-        threading.Thread(target=lambda: self._blastBuilt.emit(generation, BlastIndex(snapshot)),
-                         name="blast-radius", daemon=True).start()
-
-    def _blast_built(self, generation: int, index: BlastIndex) -> None:
-        if generation == self._blast_generation:
-            self._blast_index = index
-            self.blastReady.emit()
+        return self._blast.radius(item_id, off_thread_above=BLAST_CONNECTIVITY_MAX_ITEMS)
 
     # --- tooltips ---------------------------------------------------------------------------------
     def helpEvent(self, event) -> None:
@@ -830,15 +709,15 @@ class DesignScene(QGraphicsScene):
     def mousePressEvent(self, event) -> None:
         self.interactions.track_modifiers(event)
         super().mousePressEvent(event)
-        self.interactions.pressed(event)
+        self.interactions.drag.press(event)
 
     def mouseMoveEvent(self, event) -> None:
-        if not self.interactions.drag_to(event):  # dragged items move in one pass, not by Qt
+        if not self.interactions.drag.move(event):  # dragged items move in one pass, not by Qt
             super().mouseMoveEvent(event)
 
     def mouseReleaseEvent(self, event) -> None:
         super().mouseReleaseEvent(event)
-        self.interactions.commit_moves(event.scenePos() if event.button() == Qt.MouseButton.LeftButton else None)
+        self.interactions.drag.release(event)
 
     # --- a drag lifts what it moves above every other box and label --------------------------------
     def lift(self, nodes: list[NodeItem], links: list[LinkItem]) -> None:
@@ -890,7 +769,7 @@ class DesignScene(QGraphicsScene):
                 items.append(element.item_id)
             elif isinstance(element, LinkItem):
                 links.append(element.link_id)
-        hidden_items, hidden_links = self._hidden_selected()
+        hidden_items, hidden_links = self.hidden_selection.still_selected()
         return items + hidden_items, links + hidden_links
 
     def selected_ids(self) -> list[str]:
@@ -922,8 +801,8 @@ class DesignScene(QGraphicsScene):
                 item.setSelected(True)
                 if not item.isSelected():  # Qt selects nothing hidden
                     hidden.append(item)
-            self._hidden_items, self._hidden_links = set(), set()
-            self._hide_selection(hidden)
+            self.hidden_selection.clear()
+            self.hidden_selection.hide(hidden)
         finally:
             self.blockSignals(False)
         self.selectionChanged.emit()
@@ -945,111 +824,9 @@ class DesignScene(QGraphicsScene):
                 stack.extend(child.id for child in index.get(item_id, ()))
         return out
 
-    def _selected_inside(self, node: NodeItem) -> list:
-        """The selected items and links inside a container (about to be hidden by its card)."""
-        out, stack = [], list(node.childItems())
-        while stack:
-            child = stack.pop()
-            if isinstance(child, (NodeItem, LinkItem)):
-                if child.isSelected() or (child.item_id in self._hidden_items if isinstance(child, NodeItem)
-                                          else child.link_id in self._hidden_links):
-                    out.append(child)
-                stack.extend(child.childItems())
-        return out
-
-    def _hide_selection(self, elements) -> None:
-        """These selected items and links are hidden by a card from now on."""
-        for element in elements:
-            if isinstance(element, NodeItem):
-                self._hidden_items.add(element.item_id)
-            else:
-                self._hidden_links.add(element.link_id)
-
-    def _hidden_selected(self) -> tuple[list[str], list[str]]:
-        """The hidden selection that still counts (item and link ids): what a selected card (any
-        container around it that is selected) hides. The rest is dropped: the user has chosen
-        something else."""
-        if not (self._hidden_items or self._hidden_links):
-            return [], []
-        items, links = self.design.items, self.design.links
-        state_of = self._containment()
-        kept_items = [i for i in self._hidden_items if i in items and all(state_of(items[i].parent))]
-        kept_links = [i for i in self._hidden_links if i in links and all(state_of(_holder_id(items, links[i])))]
-        self._hidden_items, self._hidden_links = set(kept_items), set(kept_links)
-        return kept_items, kept_links
-
-    def _show_hidden_selection(self) -> None:
-        """Contents of a selected card that opened are shown selected."""
-        if not (self._hidden_items or self._hidden_links):
-            return
-        items, links = self.design.items, self.design.links
-        state_of = self._containment()
-        shown = []
-        for hidden, elements, container_of, holder in (
-                (self._hidden_items, self.nodes, lambda i: items[i].parent, items),
-                (self._hidden_links, self.link_items, lambda i: _holder_id(items, links[i]), links)):
-            for element_id in list(hidden):
-                if element_id not in holder:
-                    hidden.discard(element_id)
-                    continue
-                covered, held = state_of(container_of(element_id))
-                if covered:
-                    continue
-                hidden.discard(element_id)
-                element = elements.get(element_id)
-                if held and element is not None:
-                    shown.append(element)
-        if not shown:
-            return
-        self.blockSignals(True)
-        try:
-            for element in shown:
-                element.setSelected(True)
-        finally:
-            self.blockSignals(False)
-        self.selectionChanged.emit()
-
-    def _containment(self) -> Callable[[str | None], tuple[bool, bool]]:
-        """For a container id (None: the top level): whether a card hides its contents (it or one
-        around it is a card) and whether it or one around it is selected. Read from the model's
-        containment, asking Qt about each container once: Select All on a big design hides tens
-        of thousands of items in cards, and asking about each of those took longer than a frame."""
-        items, nodes = self.design.items, self.nodes
-        state: dict[str | None, tuple[bool, bool]] = {None: (False, False)}
-
-        def state_of(container_id: str | None) -> tuple[bool, bool]:
-            walked = []
-            while container_id not in state:
-                walked.append(container_id)
-                container_id = items[container_id].parent
-            covered, held = state[container_id]
-            for outer_first in reversed(walked):
-                node = nodes.get(outer_first)
-                covered = covered or (node is not None and node.card)
-                held = held or (node is not None and node.isSelected())
-                state[outer_first] = (covered, held)
-            return covered, held
-
-        return state_of
-
     def node_at(self, scene_pos: QPointF, exclude=()) -> NodeItem | None:
         for item in self.items(scene_pos):
             if isinstance(item, NodeItem) and item not in exclude:
                 return item
         return None
 
-
-def _holder_id(items: dict[str, Item], link) -> str | None:
-    """The container a link is drawn in: the innermost holding both ends (`common_ancestor`), read
-    from the model."""
-    a, b = items[link.a], items[link.b]
-    if a.parent == b.parent and link.a != b.parent and link.b != a.parent:
-        return a.parent
-    around_a, parent = {link.a}, a.parent
-    while parent is not None:
-        around_a.add(parent)
-        parent = items[parent].parent
-    holder = link.b
-    while holder is not None and holder not in around_a:
-        holder = items[holder].parent
-    return holder

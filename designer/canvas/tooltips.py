@@ -3,10 +3,10 @@ for, not stored on 20,000 items."""
 
 from __future__ import annotations
 
-from designer.canvas import colors
-from designer.engine.failures import BlastRadius, Failure, parse_failure
+from designer.engine.failures import BlastRadius, Failure
 from designer.model.catalog import Catalog
 from designer.model.design import Design, Item, Link
+from designer.style import colors
 
 
 def node_tooltip(item: Item, catalog: Catalog, blast: BlastRadius | None, failure: str | None) -> str:
@@ -138,34 +138,6 @@ def failure_text(design: Design, target: str, catalog: Catalog | None = None) ->
     if entry.get("percent") is not None:
         return f"{entry['percent']:g}% of {total:,} {what} failed: {failed:,}"
     return f"{failed:,} of {total:,} {what} failed"
-
-
-def failure_words(design: Design, catalog: Catalog, text: str) -> str:
-    """A what-if's failure as the engine writes it ("spines.sw:1", "ib-ndr:2%") in the design's
-    own words: "1 of 16 × Spine", "2% of every InfiniBand NDR link"; the text itself when it
-    names nothing in the design (a result older than the last edit)."""
-    try:
-        failure = parse_failure(text)
-    except ValueError:
-        return text
-    target = failure.target
-    if target in design.items:
-        name, total = design.items[target].label, design.multiplicity(target)
-    elif target in design.links:
-        link = design.links[target]
-        ends = (design.items.get(link.a), design.items.get(link.b))
-        name = "link " + " — ".join(end.label if end else "?" for end in ends)
-        total = design.link_copies(link).instances
-    else:
-        part = catalog.get(target)
-        if part is None:
-            return text
-        share = f"{failure.percent:g}%" if failure.percent is not None else failure.copies or "all"
-        return f"{share} of every {part.name} link"
-    failed = failure.failed_of(total)
-    if failed >= total:
-        return f"all {total:,} × {name}" if total > 1 else name
-    return f"{failed:,} of {total:,} × {name}"
 
 
 def _esc(text: str) -> str:

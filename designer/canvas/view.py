@@ -1,4 +1,5 @@
-"""The canvas view: drops from the palette, link drawing, panning, rubber band, zoom, rename in place.
+"""The canvas view: drops from the palette, zoom, keys, the legend; its mouse gestures (link drawing,
+panning, rubber band, rename in place) are `gestures`, behind one handler.
 
 Gestures:
   - drag an item: move it (snaps to a 20 px grid; hold Alt to place freely);
@@ -12,15 +13,18 @@ Gestures:
 
 from __future__ import annotations
 
-from PySide6.QtCore import QLineF, QPoint, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QLinearGradient, QPainter, QPen
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsLineItem, QGraphicsView, QInputDialog, QLineEdit
+from typing import cast
 
-from designer.canvas import colors
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QLinearGradient, QPainter, QPen
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QInputDialog, QLineEdit
+
+from designer.canvas.gestures import ViewGestures
 from designer.canvas.interactions import PART_MIME
-from designer.canvas.items import HEADER_H, LinkItem, NodeItem
-from designer.model.layout import GRID
+from designer.canvas.items import LinkItem, NodeItem
 from designer.canvas.scene import DesignScene
+from designer.model.layout import GRID
+from designer.style import colors
 
 
 class DesignView(QGraphicsView):
@@ -43,11 +47,8 @@ class DesignView(QGraphicsView):
         self.viewport().setAcceptDrops(True)
         self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState, True)
         self.link_tool = False
-        self._pan_from: QPoint | None = None
-        self._space_held = False  # Space down: a left drag pans, even over an item
-        self._link_from: NodeItem | None = None
-        self._link_preview: QGraphicsLineItem | None = None
-        self._rename_editor: QLineEdit | None = None
+        self.space_held = False  # Space down: a left drag pans, even over an item
+        self.gestures = ViewGestures(self)
         self.ask_count = self._ask_count  # tests replace it
         scene.interactions.choose_medium = self._choose_medium
         scene.message.connect(self.message)
@@ -57,7 +58,7 @@ class DesignView(QGraphicsView):
 
     @property
     def design_scene(self) -> DesignScene:
-        return self.scene()
+        return cast(DesignScene, self.scene())  # the scene it was made with (None while torn down)
 
     # --- zoom ----------------------------------------------------------------------------------------
     def zoom(self, factor: float) -> None:
@@ -106,83 +107,16 @@ class DesignView(QGraphicsView):
 
     # --- mouse ---------------------------------------------------------------------------------------
     def mousePressEvent(self, event) -> None:
-        if self._rename_editor is not None:
-            self._finish_rename(commit=True)
-        pos = event.position().toPoint()
-        item = self._item_at(pos)
-        node = self._node_of(item)
-        if isinstance(item, LinkItem) and (self.link_tool or event.modifiers() & Qt.KeyboardModifier.ShiftModifier):
-            node = self.design_scene.node_at(self.mapToScene(pos))  # a link starts from the box under a link
-        mods = event.modifiers()
-        space_pan = self._space_held and event.button() == Qt.MouseButton.LeftButton
-        if event.button() == Qt.MouseButton.MiddleButton or space_pan or (
-                event.button() == Qt.MouseButton.LeftButton and item is None and not self.link_tool
-                and not mods & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)):
-            self._pan_from = pos
-            self.viewport().setCursor(Qt.CursorShape.ClosedHandCursor)
-            if event.button() == Qt.MouseButton.LeftButton and not space_pan:
-                self.scene().clearSelection()
-            event.accept()
-            return
-        if event.button() == Qt.MouseButton.LeftButton and node is not None and (
-                self.link_tool or mods & Qt.KeyboardModifier.ShiftModifier):
-            if node.kind == "group":
-                self.message.emit("Links join hardware: start from a switch, NIC, GPU or server, not a group")
-                event.accept()
-                return
-            self._link_from = node
-            start = self._link_anchor(node)
-            self._link_preview = QGraphicsLineItem(QLineF(start, start))
-            pen = QPen(QColor(colors.SELECTION), 2, Qt.PenStyle.DashLine)
-            pen.setCosmetic(True)
-            self._link_preview.setPen(pen)
-            self._link_preview.setZValue(100)
-            self.scene().addItem(self._link_preview)
-            event.accept()
-            return
-        if event.button() == Qt.MouseButton.LeftButton and item is None:
-            self.setDragMode(QGraphicsView.DragMode.RubberBandDrag)
-        super().mousePressEvent(event)
+        self.gestures.press(event)
 
     def mouseMoveEvent(self, event) -> None:
-        pos = event.position().toPoint()
-        if self._pan_from is not None:
-            delta = pos - self._pan_from
-            self._pan_from = pos
-            self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() - delta.x())
-            self.verticalScrollBar().setValue(self.verticalScrollBar().value() - delta.y())
-            event.accept()
-            return
-        if self._link_preview is not None:
-            line = self._link_preview.line()
-            self._link_preview.setLine(QLineF(line.p1(), self.mapToScene(pos)))
-            event.accept()
-            return
-        super().mouseMoveEvent(event)
+        self.gestures.move(event)
 
     def mouseReleaseEvent(self, event) -> None:
-        pos = event.position().toPoint()
-        if self._pan_from is not None:
-            self._pan_from = None
-            self._show_pan_cursor()
-            event.accept()
-            return
-        if self._link_preview is not None:
-            self.scene().removeItem(self._link_preview)
-            self._link_preview = None
-            start, self._link_from = self._link_from, None
-            target = self.design_scene.node_at(self.mapToScene(pos))
-            if target is None or target is start:
-                self.message.emit("Link: release the mouse over the item to connect to")
-            else:
-                self.design_scene.interactions.request_link(start.item_id, target.item_id)
-            event.accept()
-            return
-        super().mouseReleaseEvent(event)
-        self.setDragMode(QGraphicsView.DragMode.NoDrag)
+        self.gestures.release(event)
 
     def mouseDoubleClickEvent(self, event) -> None:
-        node = self._node_of(self._item_at(event.position().toPoint()))
+        node = self.node_of(self.item_at(event.position().toPoint()))
         if node is not None:
             self.start_rename(node.item_id)
             event.accept()
@@ -193,8 +127,8 @@ class DesignView(QGraphicsView):
         """Right-click: the edit actions for the item under the cursor (selecting it first)."""
         from PySide6.QtWidgets import QMenu
 
-        item = self._item_at(event.pos())
-        target = self._node_of(item) or (item if isinstance(item, LinkItem) else None)
+        item = self.item_at(event.pos())
+        target = self.node_of(item) or (item if isinstance(item, LinkItem) else None)
         if target is not None and not target.isSelected():
             self.scene().clearSelection()
             target.setSelected(True)
@@ -206,26 +140,20 @@ class DesignView(QGraphicsView):
             menu.addAction(action)
         menu.exec(event.globalPos())
 
-    def _item_at(self, pos) -> QGraphicsItem | None:
+    def item_at(self, pos) -> QGraphicsItem | None:
         """The item under a view point; labels lie over their boxes but are never what is hit."""
-        labels = self.scene().labels
+        labels = self.design_scene.labels
         # Not item.topLevelItem(): PySide makes the item it returns a Python child of the caller, so
         # the label layer would become a child of a plate and be let go, with every label, when that
         # plate is deleted.
         return next((item for item in self.items(pos) if not labels.isAncestorOf(item)), None)
 
-    def _node_of(self, item) -> NodeItem | None:
+    def node_of(self, item) -> NodeItem | None:
         if isinstance(item, LinkItem):
             return None  # a link was hit (its hit area runs beside its line), not the container holding it
         while item is not None and not isinstance(item, NodeItem):
             item = item.parentItem()
         return item
-
-    def _link_anchor(self, node: NodeItem) -> QPointF:
-        rect = node.sceneBoundingRect()
-        if node.container:
-            return QRectF(rect.left(), rect.top(), rect.width(), HEADER_H).center()
-        return rect.center()
 
     # --- drag and drop from the palette ------------------------------------------------------------------
     def _accepts(self, mime) -> bool:
@@ -281,36 +209,17 @@ class DesignView(QGraphicsView):
 
     # --- rename in place -------------------------------------------------------------------------------------
     def start_rename(self, item_id: str) -> QLineEdit | None:
-        scene = self.design_scene
-        node = scene.nodes.get(item_id)
-        item = scene.design.items.get(item_id)
-        if node is None or item is None:
-            return None
-        self._finish_rename(commit=False)
-        rect = self.mapFromScene(node.mapRectToScene(node.header_rect())).boundingRect()
-        editor = QLineEdit(self.viewport())
-        editor.setText(item.name or item.label)
-        editor.selectAll()
-        width = max(140, min(rect.width(), 400))
-        top = rect.top() if node.container else rect.top() + max(0, (rect.height() - 24) // 2)
-        editor.setGeometry(rect.left(), top, width, 24)
-        editor.setProperty("item_id", item_id)
-        editor.returnPressed.connect(lambda: self._finish_rename(commit=True))
-        editor.editingFinished.connect(lambda: self._finish_rename(commit=True))
-        editor.show()
-        editor.setFocus()
-        self._rename_editor = editor
-        return editor
+        return self.gestures.rename.start(item_id)
 
     def keyPressEvent(self, event) -> None:
-        if event.key() == Qt.Key.Key_Space and self._rename_editor is None:
+        if event.key() == Qt.Key.Key_Space and self.rename_editor is None:
             if not event.isAutoRepeat():
-                self._space_held = True
-                self._show_pan_cursor()
+                self.space_held = True
+                self.show_pan_cursor()
             event.accept()
             return
-        if self._rename_editor is not None and event.key() == Qt.Key.Key_Escape:
-            self._finish_rename(commit=False)
+        if self.rename_editor is not None and event.key() == Qt.Key.Key_Escape:
+            self.gestures.rename.cancel()
             return
         if self._editor_key(event):
             event.accept()
@@ -318,24 +227,24 @@ class DesignView(QGraphicsView):
         super().keyPressEvent(event)
 
     def keyReleaseEvent(self, event) -> None:
-        if event.key() == Qt.Key.Key_Space and self._space_held:
+        if event.key() == Qt.Key.Key_Space and self.space_held:
             if not event.isAutoRepeat():
-                self._space_held = False
-                self._show_pan_cursor()
+                self.space_held = False
+                self.show_pan_cursor()
             event.accept()
             return
         super().keyReleaseEvent(event)
 
     def focusOutEvent(self, event) -> None:
         # A Space released in another window never reaches this one.
-        self._space_held = False
-        self._show_pan_cursor()
+        self.space_held = False
+        self.show_pan_cursor()
         super().focusOutEvent(event)
 
-    def _show_pan_cursor(self) -> None:
-        if self._pan_from is not None:
+    def show_pan_cursor(self) -> None:
+        if self.gestures.pan.under_way():
             self.viewport().setCursor(Qt.CursorShape.ClosedHandCursor)
-        elif self._space_held:
+        elif self.space_held:
             self.viewport().setCursor(Qt.CursorShape.OpenHandCursor)
         else:
             self.viewport().unsetCursor()
@@ -351,7 +260,7 @@ class DesignView(QGraphicsView):
         selected."""
         key = event.key()
         if key == Qt.Key.Key_Escape:
-            if self._link_preview is not None:
+            if self.gestures.draw_link.under_way():
                 self.cancel_link()
             elif self.link_tool:
                 self.linkToolLeft.emit()
@@ -366,10 +275,7 @@ class DesignView(QGraphicsView):
         return False
 
     def cancel_link(self) -> None:
-        if self._link_preview is not None:
-            self.scene().removeItem(self._link_preview)
-            self._link_preview = self._link_from = None
-            self.message.emit("Link cancelled")
+        self.gestures.draw_link.cancel()
 
     # --- the empty canvas ---------------------------------------------------------------------------------
     EMPTY_HINT = ("Drag a part from the palette onto the canvas to begin,\n"
@@ -398,21 +304,9 @@ class DesignView(QGraphicsView):
             self._showed_empty = empty
             self.viewport().update()
 
-    def _finish_rename(self, commit: bool) -> None:
-        editor = self._rename_editor
-        if editor is None:
-            return
-        self._rename_editor = None
-        item_id, text = editor.property("item_id"), editor.text().strip()
-        editor.hide()
-        editor.deleteLater()
-        self.setFocus()
-        if commit and text and item_id in self.design_scene.design.items:
-            self.design_scene.document.set_item(item_id, text="Rename", name=text)
-
     @property
     def rename_editor(self) -> QLineEdit | None:
-        return self._rename_editor
+        return self.gestures.rename.editor
 
     LEGEND_W, LEGEND_H = 260, 62
 
@@ -439,7 +333,7 @@ class DesignView(QGraphicsView):
         moving the painted pixels, which would carry the legend along (a trail) and leave its
         place showing the strip just uncovered; repaint both places."""
         super().scrollContentsBy(dx, dy)
-        scene = self.scene()  # None while the window is torn down
+        scene: DesignScene | None = self.design_scene  # None while the window is torn down
         if scene is not None and scene.link_items:
             area = self._legend_area()
             self.viewport().update(area)

@@ -1,5 +1,5 @@
 """The engine's answer: an immutable record of one evaluation, one typed section per attribute
-(`designer.engine.sections`); `as_dict()` is the JSON `evaluate --json` prints."""
+(`designer.engine.sections`); `as_dict()`, written from the fields, is the JSON `evaluate --json` prints."""
 
 from __future__ import annotations
 
@@ -20,8 +20,10 @@ from designer.engine.sections import (
     Memory,
     Network,
     Power,
+    Section,
     Training,
     Utilization,
+    figure_field,
     read_only,
 )
 
@@ -38,7 +40,7 @@ def rounded(value: float | None, digits: int = 6) -> float | None:
 
 
 @dataclass(frozen=True, slots=True)
-class Result:
+class Result(Section):
     """Every section of one evaluation; `seconds` is how long it took (not part of the answer)."""
 
     design: DesignInfo
@@ -54,26 +56,7 @@ class Result:
     training: Training
     utilization: Utilization
     goodput: Goodput | None = None
-    degraded: Degraded | None = None  # only when parts are marked failed
+    degraded: Degraded | None = figure_field(omit="none", default=None)  # only when parts are marked failed
     # The catalogue name of every part the sections name by id (BOM, cost, goodput), for readers.
     part_names: Mapping[str, str] = field(default_factory=lambda: read_only(()))
-    seconds: float = field(default=0.0, compare=False)
-
-    def as_dict(self) -> dict:
-        return {
-            "design": self.design.as_dict(),
-            "inventory": self.inventory.as_dict(),
-            "bom": self.bom.as_dict(),
-            "compute": self.compute.as_dict(),
-            "memory": self.memory.as_dict(),
-            "power": self.power.as_dict(),
-            "cost": self.cost.as_dict(),
-            "lint": [finding.as_dict() for finding in self.lint],
-            "network": self.network.as_dict(),
-            "collectives": [row.as_dict() for row in self.collectives],
-            "training": self.training.as_dict(),
-            "utilization": self.utilization.as_dict(),
-            "goodput": self.goodput.as_dict() if self.goodput is not None else None,
-            **({"degraded": self.degraded.as_dict()} if self.degraded is not None else {}),
-            "part_names": dict(self.part_names),
-        }
+    seconds: float = figure_field("s", omit="always", default=0.0, compare=False)

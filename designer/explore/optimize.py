@@ -14,12 +14,15 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from designer.explore.points import BEST_SO_FAR
 from designer.explore.runner import BATCH, Progress, run_sweep
 from designer.explore.spec import Constraint, Sweep
 from designer.model.errors import DesignerError
+
+if TYPE_CHECKING:  # Dask is imported where a sweep runs, not when the module loads
+    from distributed import Client
 
 
 MISSES_KEPT = 2_000  # failing points kept to choose the nearest miss from (the closest to the winner survive)
@@ -77,11 +80,11 @@ class Answer:
         return "\n".join(lines)
 
 
-def _number(value) -> float | None:
+def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def _shown(value) -> str:
+def _shown(value: Any) -> str:
     number = _number(value)
     if number is None:
         return "n/a"
@@ -92,7 +95,7 @@ def _shown_figure(row: dict, path: str) -> str:
     return f"{path} = {_shown(row.get(path))}"
 
 
-def _gap(value, best) -> str:
+def _gap(value: Any, best: Any) -> str:
     value, best = _number(value), _number(best)
     if value is None or best is None or best == 0:
         return "n/a"
@@ -105,7 +108,8 @@ def _describe(row: dict, sweep: Sweep) -> str:
                      if axis in row)
 
 
-def optimize(sweep: Sweep, client, stop: threading.Event | None = None, on_progress=None,
+def optimize(sweep: Sweep, client: Client, stop: threading.Event | None = None,
+             on_progress: Callable[[Progress], None] | None = None,
              on_row: Callable[[dict], None] | None = None, batch: int = BATCH) -> tuple[Answer, Progress]:
     """The best point of `sweep` for its goal; `on_row` also sees every row (the app plots them).
     `batch`: points per Dask task (the fewer in flight, the sooner the best so far prunes)."""

@@ -9,6 +9,7 @@ under its path, `meets` (all constraints hold), `pruned` (the bound that ruled i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from designer.engine import cost as tco
@@ -74,7 +75,7 @@ def bounds(design: Design, catalog: Catalog, workload: dict) -> dict[str, tuple[
     return out
 
 
-def ruled_out(constraints: list[Constraint], known: dict[str, tuple[float, float]]) -> str | None:
+def ruled_out(constraints: Sequence[Constraint], known: dict[str, tuple[float, float]]) -> str | None:
     """The first constraint the bounds show cannot hold, in words; None if all may hold."""
     for c in constraints:
         if c.path not in known:
@@ -136,5 +137,5 @@ def evaluate_points(points: list[dict], keep: list[str], constraints: list[Const
     return [evaluate_point(point, keep, constraints, prune, catalog, beyond, bases) for point in points]
 
 
-def _number(value) -> float | None:
+def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

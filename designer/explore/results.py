@@ -89,7 +89,7 @@ def _cell(value: Any) -> Any:
 
 def require_pyarrow() -> None:
     try:
-        import pyarrow  # noqa: F401 - only to say clearly that it is missing
+        import pyarrow
         import pyarrow.parquet  # noqa: F401
     except ImportError:
         raise ResultsError("--parquet needs pyarrow: pip install pyarrow (or write CSV)") from None
@@ -160,7 +160,7 @@ def _column_types(lines_path: str, header: list[str]) -> list:
     return types
 
 
-def _convert(lines_path: str, out, header: list[str]) -> None:
+def _convert(lines_path: str, out: Any, header: list[str]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -176,7 +176,7 @@ def _convert(lines_path: str, out, header: list[str]) -> None:
             writer.write_table(_table(group, schema))
 
 
-def _table(group: list[list], schema):
+def _table(group: list[list], schema: Any) -> Any:
     import pyarrow as pa
 
     data = {}

@@ -17,11 +17,15 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from designer.explore.points import evaluate_points
 from designer.explore.spec import Constraint, Sweep
 from designer.model.catalog import default_catalog
 from designer.model.errors import DesignerError
+
+if TYPE_CHECKING:  # Dask is imported where a sweep runs, not when the module loads
+    from distributed import Client, Future, as_completed
 
 BATCH = 8  # points per Dask task: a task's scheduling costs about as much as one small point
 IN_FLIGHT_PER_WORKER = 4  # batches queued per worker thread: enough that none waits, few enough to stay small
@@ -101,7 +105,7 @@ def _ask_scheduler(address: str) -> None:
         except OSError as exc:
             raise SweepRunError(f"Dask scheduler {address}: cannot reach it ({exc.strerror or exc})") from None
 
-    async def identity():
+    async def identity() -> Any:
         # Dask retries a refused connection until its timeout: half the time, so that the refusal is
         # what is told, not the outer limit.
         comm = await connect(address, timeout=CONNECT_TIMEOUT_S / 2)
@@ -144,7 +148,7 @@ def _reason(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _fault_of(client, address: str, exc: BaseException) -> SweepRunError | None:
+def _fault_of(client: Client, address: str, exc: BaseException) -> SweepRunError | None:
     """The one line for an error from Dask if the scheduler at `address` is gone or has no worker
     left, else None (the error is not the cluster's)."""
     if client.status != "running":
@@ -160,13 +164,13 @@ def _fault_of(client, address: str, exc: BaseException) -> SweepRunError | None:
     return None
 
 
-def _close(client) -> None:
+def _close(client: Client) -> None:
     """Closing a client whose scheduler is gone raises nothing, waits at most CONNECT_TIMEOUT_S and
     logs nothing (Dask's "Failed to reconnect to scheduler after 10.00 seconds" comes at once when
     the client is closed while reconnecting): the fault that ended the run is the one to tell."""
     import logging
 
-    def quiet(_record) -> bool:
+    def quiet(_record: logging.LogRecord) -> bool:
         return False
 
     log = logging.getLogger("distributed.client")
@@ -179,7 +183,8 @@ def _close(client) -> None:
 
 
 @contextlib.contextmanager
-def dask_client(scheduler: str | None = None, workers: int | None = None, processes: bool = True):
+def dask_client(scheduler: str | None = None, workers: int | None = None,
+                processes: bool = True) -> Iterator[Client]:
     """A Dask client: on the cluster at `scheduler` (an address like tcp://host:8786), else on a
     local cluster of `workers` processes (default: one per core, at most `max_workers()`), one
     thread each (the engine is Python and holds the GIL). A scheduler that does not answer within
@@ -226,7 +231,7 @@ def dask_client(scheduler: str | None = None, workers: int | None = None, proces
 
 
 @contextlib.contextmanager
-def _workers_ignore_ctrl_c():
+def _workers_ignore_ctrl_c() -> Iterator[None]:
     """Ctrl+C reaches every process of the terminal's group; worker processes started meanwhile
     inherit an ignored SIGINT (it survives exec), so only this process stops the sweep, and it
     closes the workers itself instead of each dying with a traceback."""
@@ -268,7 +273,7 @@ class _Watch:
     finishes: a scheduler lost midway leaves futures that never finish, and tasks wait for ever on
     a scheduler whose workers are all gone. Each ends the run in one line within a stated time."""
 
-    def __init__(self, client, progress: Progress):
+    def __init__(self, client: Client, progress: Progress) -> None:
         self.client, self.progress = client, progress
         self.address = getattr(client.scheduler, "address", None) or "?"
         self.no_workers_since: float | None = None
@@ -298,7 +303,7 @@ class _Watch:
         elif now - self.no_workers_since >= WORKERS_TIMEOUT_S:
             raise self.fault(f"every worker was lost and none joined within {WORKERS_TIMEOUT_S:g} s")
 
-    def result(self, future):
+    def result(self, future: Future) -> list[dict]:
         """The rows of a finished batch. Its result can still wait (the worker holding it died and the
         batch runs again), so the wait is checked on as the wait for it to finish is."""
         from distributed import CancelledError, KilledWorker
@@ -323,7 +328,7 @@ class _Watch:
                 raise
 
 
-def _finished(queue, running: set, watch: _Watch) -> Iterator:
+def _finished(queue: as_completed, running: set[Future], watch: _Watch) -> Iterator[Future]:
     """The futures of `queue` as they finish, as iterating on it gives them, but never waiting more
     than CHECK_EVERY_S without asking `watch` whether the scheduler and its workers are there."""
     from distributed import CancelledError, wait
@@ -342,7 +347,7 @@ def _finished(queue, running: set, watch: _Watch) -> Iterator:
         yield future
 
 
-def run_sweep(sweep: Sweep, client, on_row: Callable[[dict], None], *, prune: bool = False,
+def run_sweep(sweep: Sweep, client: Client, on_row: Callable[[dict], None], *, prune: bool = False,
               stop: threading.Event | None = None, on_progress: Callable[[Progress], None] | None = None,
               batch: int = BATCH, beyond: Callable[[], tuple[Constraint, ...]] | None = None) -> Progress:
     """Evaluate every point of `sweep` on `client`, handing each row to `on_row` as it arrives
@@ -361,7 +366,7 @@ def run_sweep(sweep: Sweep, client, on_row: Callable[[dict], None], *, prune: bo
     # list, since scatter sends a dict's entries one by one.
     bases, = client.scatter([sweep.bases], broadcast=True, hash=False)
 
-    def submit(points: list[dict]):
+    def submit(points: list[dict]) -> Future:
         return client.submit(evaluate_points, points, keep, constraints, prune, catalog,
                              beyond() if beyond is not None else (), bases, pure=False)
 

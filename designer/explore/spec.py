@@ -393,8 +393,8 @@ class _Shape:
 @functools.lru_cache(maxsize=1)
 def _figure_shape() -> _Shape:
     from designer.engine import evaluate
-    from designer.engine.figures import figures, summary_key
-    from designer.engine.summary import PRECISION_LABELS
+    from designer.engine.figures import figures
+    from designer.engine.summary import PEAKS
 
     shape = _Shape()
     catalog = default_catalog()
@@ -410,8 +410,7 @@ def _figure_shape() -> _Shape:
             continue  # a user's catalogue file changed a part these use: the others still tell
     peaks = {p: 0.0 for p in PRECISIONS}  # every precision a catalogue part may list
     shape.add({"compute": {"peak_tflops": peaks}, "summary": {
-        **{summary_key(f"Peak {label}", "TOPS" if p.startswith("int") else "TFLOPS"): 0.0
-           for p, label in PRECISION_LABELS.items()}, **_SUMMARY_RARE}})
+        **{peak.key: 0.0 for peak in PEAKS.values()}, **_SUMMARY_RARE}})
     return shape
 
 

@@ -22,6 +22,7 @@ then may a restored design be saved over it without asking.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -33,8 +34,14 @@ from pathlib import Path
 from typing import Any
 
 from designer.io import schemas
-from designer.io.files import (MAX_FILE_BYTES, DesignFileError, design_from_document, design_to_document,
-                               document_text, write_text_atomically)
+from designer.io.files import (
+    MAX_FILE_BYTES,
+    DesignFileError,
+    design_from_document,
+    design_to_document,
+    document_text,
+    write_text_atomically,
+)
 from designer.model.catalog import Catalog
 from designer.model.design import Design
 from designer.model.errors import InputError
@@ -43,7 +50,7 @@ from designer.model.validation import check, read_json, show
 try:
     import fcntl
 except ImportError:  # Windows
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # checked before each use
     import msvcrt
 
 FORMAT = "cluster-designer-autosave"
@@ -175,10 +182,8 @@ class AutosaveSlot:
         if self._lock_fd is None:
             return
         for path in (self.file, self.lock_file):
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 path.unlink()
-            except FileNotFoundError:
-                pass
         self.release()
 
     def release(self) -> None:

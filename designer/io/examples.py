@@ -9,7 +9,7 @@ from pathlib import Path
 
 from designer.engine import inventory as inv
 from designer.io.files import SUFFIX, load_design
-from designer.model.catalog import default_catalog
+from designer.model.catalog import Catalog, default_catalog
 from designer.paths import examples_dir
 
 DEFAULT_EXAMPLE = "nvidia-superpod-h100-4su"
@@ -41,7 +41,7 @@ def _exists(path: Path) -> bool:
         return False
 
 
-def example_summaries(catalog=None) -> list[dict]:
+def example_summaries(catalog: Catalog | None = None) -> list[dict]:
     """Name, size and one-line description of each built-in example (parts and counts only, so
     the list is quick to make)."""
     catalog = catalog or default_catalog()

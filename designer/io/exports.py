@@ -8,13 +8,13 @@ import json
 import math
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any, TextIO
 
 from designer.engine.compare import Comparison
 from designer.engine.result import Result
 from designer.engine.summary import parts_text, summary_rows
 from designer.io.files import DesignFileError, write_text_atomically
-
 
 WHAT_IF_NAMED = 50  # failures the summary names; the rest it counts (every id is in its own row)
 
@@ -26,7 +26,7 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
-def spreadsheet_safe(value):
+def spreadsheet_safe(value: Any) -> Any:
     """`value` as a CSV cell no spreadsheet runs: text that starts like a formula gets a leading '."""
     if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(value):
         return "'" + value
@@ -34,14 +34,14 @@ def spreadsheet_safe(value):
 
 
 class _SafeWriter:
-    def __init__(self, stream):
+    def __init__(self, stream: TextIO) -> None:
         self._writer = csv.writer(stream, lineterminator="\n")
 
-    def writerow(self, row) -> None:
+    def writerow(self, row: Iterable[Any]) -> None:
         self._writer.writerow([spreadsheet_safe(cell) for cell in row])
 
 
-def csv_writer(stream) -> _SafeWriter:
+def csv_writer(stream: TextIO) -> _SafeWriter:
     """The CSV writer of every CSV the tool writes: `\n` line ends, formula-like text escaped."""
     return _SafeWriter(stream)
 
@@ -136,7 +136,7 @@ def bom_csv(result: Result) -> str:
     return buffer.getvalue()
 
 
-def _blank(value: float | None):
+def _blank(value: float | None) -> float | str:
     return "" if value is None else value
 
 
@@ -150,7 +150,7 @@ def comparison_json(comparison: Comparison) -> str:
     return json.dumps(_finite(comparison.as_dict()), indent=2, allow_nan=False) + "\n"
 
 
-def _finite(value):
+def _finite(value: Any) -> Any:
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):

@@ -18,12 +18,14 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 try:
     import fcntl
 except ImportError:  # Windows: a file open elsewhere cannot be removed, which keeps live saves safe
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # checked before each use
+
+import contextlib
 
 from designer.engine import workloads
 from designer.engine.collectives import parse_size
@@ -56,13 +58,14 @@ class DesignFileError(InputError):
 MIGRATIONS: dict[int, Callable[[dict], dict]] = {}
 
 
-def design_from_document(document: Any, catalog: Catalog | None = None, path=None) -> Design:
+def design_from_document(document: Any, catalog: Catalog | None = None,
+                         path: str | os.PathLike | None = None) -> Design:
     """Validate, migrate and build a design from parsed JSON: the whole document is checked (its
     schema, then what a schema cannot say) before anything is built."""
     catalog = catalog or default_catalog()
     source = path or "<design>"
 
-    def fail(json_path: str, problem: str):
+    def fail(json_path: str, problem: str) -> NoReturn:
         raise DesignFileError(source, json_path, problem)
 
     if not isinstance(document, dict):
@@ -135,7 +138,8 @@ def design_from_document(document: Any, catalog: Catalog | None = None, path=Non
     return design
 
 
-def _parents_first(raw_items: list[dict], where_of: dict[str, str], fail) -> list[int]:
+def _parents_first(raw_items: list[dict], where_of: dict[str, str],
+                   fail: Callable[[str, str], NoReturn]) -> list[int]:
     """Item indices with every parent before its children, whatever order the file lists them in
     (one pass: linear in items). A missing parent, a cycle or containment deeper than MAX_DEPTH
     is refused with the item's JSON path."""
@@ -233,7 +237,7 @@ def _document_text(document: dict) -> str:
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def loads(text: str, catalog: Catalog | None = None, path=None) -> Design:
+def loads(text: str, catalog: Catalog | None = None, path: str | os.PathLike | None = None) -> Design:
     if len(text) > MAX_FILE_BYTES:
         raise DesignFileError(path or "<design>", None, f"{len(text):,} characters is above the limit of "
                                                         f"{MAX_FILE_BYTES // 2 ** 20} MiB for a design file")
@@ -302,10 +306,8 @@ def write_text_atomically(path: str | os.PathLike, text: str, *, backup: bool = 
                 _keep_backup(target)
             os.replace(temporary, target)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(temporary)
-        except OSError:
-            pass
         raise
     fsync_folder(folder)
 
@@ -329,10 +331,8 @@ def _keep_backup(target: Path) -> None:
             shutil.copymode(target, staged)
             os.replace(staged, backup)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(staged)
-        except OSError:
-            pass
         raise
 
 

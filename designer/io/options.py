@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from designer.engine import workloads
 from designer.engine.collectives import parse_size
-from designer.io import schemas
 from designer.engine.workloads import WorkloadError
+from designer.io import schemas
 from designer.io.files import DesignFileError, load_workload
+from designer.model.design import Design
 from designer.model.errors import DesignerError, InputError
 from designer.model.validation import check, show
 
@@ -29,7 +30,7 @@ class OptionError(InputError):
     pass
 
 
-def _fail(option: str, problem: str):
+def _fail(option: str, problem: str) -> NoReturn:
     raise OptionError(SOURCE, option, problem)
 
 
@@ -141,9 +142,10 @@ def _is_file(path: Path) -> bool:
 
 
 # Where each setting of a workload comes from on the command line.
-_OPTION_OF = {"collective.op": "--op", "collective.sizes": "--sizes", "collective.algorithm": "--algorithm",
-              "collective.ranks": "--ranks", "training.model": "--workload", "training.plan": "--plan",
-              "training.global_batch": "--global-batch", "training.seq": "--seq", "training.tokens": "--tokens"}
+_OPTION_OF: dict[str | None, str] = {
+    "collective.op": "--op", "collective.sizes": "--sizes", "collective.algorithm": "--algorithm",
+    "collective.ranks": "--ranks", "training.model": "--workload", "training.plan": "--plan",
+    "training.global_batch": "--global-batch", "training.seq": "--seq", "training.tokens": "--tokens"}
 
 
 def placed(error: WorkloadError, given: dict[str, str | None], design_path: object) -> InputError:
@@ -156,7 +158,7 @@ def placed(error: WorkloadError, given: dict[str, str | None], design_path: obje
     return DesignFileError(design_path, f"$.settings.workload.{error.setting}", error.problem)
 
 
-def workload_from_options(design, *, op: str | None = None, sizes: str | None = None,
+def workload_from_options(design: Design, *, op: str | None = None, sizes: str | None = None,
                           algorithm: str | None = None, ranks: str | None = None, workload: str | None = None,
                           plan: str | None = None, overlap: str | None = None, global_batch: str | None = None,
                           seq: str | None = None, tokens: str | None = None) -> dict | None:

@@ -12,6 +12,7 @@ base design would overwrite it). Writers themselves (`designer.io.files.write_te
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -197,11 +198,7 @@ class StreamedOutput:
         move_into_place(self.temporary, self.path)
 
     def abandon(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self.file.close()
-        except OSError:
-            pass
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(self.temporary)
-        except OSError:
-            pass

@@ -46,6 +46,7 @@ def performance_sections(result: Result) -> list[str]:
     if rows:
         lines += ["", "Collectives (busbw GB/s; time)"]
         for r in rows:
+            assert r.time_s is not None  # rows keep only the timed collectives
             algo = f"auto→{r.chosen}" if r.algorithm == "auto" else r.algorithm
             link, tier = (r.bottleneck.link, r.bottleneck.tier) if r.bottleneck is not None else (None, None)
             lines.append(f"  {r.op:<10} {algo:<18} {r.ranks:>8,} ranks {r.bytes:>14,} B  "
@@ -57,6 +58,7 @@ def performance_sections(result: Result) -> list[str]:
         for name, seconds in (("step_time_s", training.step_time_s), *training.step_parts()):
             lines.append(f"  {name[:-2].replace('_', ' '):<14} {seconds:.4g} s")
         memory = training.memory_per_gpu_gib
+        assert memory is not None  # a timed step has its memory figures
         lines.append("  memory per GPU " + ", ".join(f"{k} {v:.1f} GiB" for k, v in memory.as_dict().items()))
         if isinstance(training.plan, Plan):
             figures = training.plan.as_dict()
@@ -91,5 +93,5 @@ def what_if_section(result: Result, describe_failure: Callable[[str], str]) -> l
     return lines
 
 
-def _shown(value) -> str:
+def _shown(value: float | None) -> str:
     return "not computed" if value is None else format_value(value)

@@ -9,8 +9,10 @@ names it (`--workload FILE`).
 
 from __future__ import annotations
 
+from typing import Any
+
 from designer.engine.collectives import ALGORITHMS, OPS
-from designer.engine.cost import ASSUMPTIONS
+from designer.engine.cost import ASSUMPTIONS, Assumption
 from designer.engine.training import ATTENTION, OVERLAP_CHOICES, RECOMPUTE
 from designer.engine.workloads import PRECISIONS, PRESETS
 from designer.model.design import (
@@ -110,7 +112,7 @@ _FAILURE = {
 
 # An inline LLM: a preset's figures overridden, or a model of its own. Shapes up to 10x the largest
 # published models; everything the training model multiplies stays a finite float.
-MODEL = {
+MODEL: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
@@ -170,7 +172,7 @@ _SIZE = {
              "x-expected": f"a positive size like \"1G\" (at most {MAX_SIZE_BYTES:,} bytes)"},
 }
 
-WORKLOAD_SETTING = {
+WORKLOAD_SETTING: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
@@ -203,7 +205,7 @@ WORKLOAD_SETTING = {
     },
 }
 
-def _assumption(assumption) -> dict:
+def _assumption(assumption: Assumption) -> dict:
     if assumption.choices:
         return {"enum": list(assumption.choices), "x-expected": " or ".join(f'"{c}"' for c in assumption.choices)}
     unit = f" {assumption.unit}" if assumption.unit else ""

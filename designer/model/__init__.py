@@ -2,7 +2,7 @@
 
 from designer.model.catalog import Catalog, Part, default_catalog, load_catalog
 from designer.model.design import Design, Item, Link
-from designer.model.errors import CatalogError, DesignError, DesignerError
+from designer.model.errors import CatalogError, DesignerError, DesignError
 from designer.model.lint import Finding, lint
 
 __all__ = [

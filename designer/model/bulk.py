@@ -7,6 +7,7 @@ copy), so one edit per item, made by the usual builders with all their rules, be
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from designer.model import edits
 from designer.model.design import Design
@@ -25,13 +26,17 @@ def sequence(design: Design, builds: Iterable[Callable[[Design], Edit]], text: s
     return Edit(tuple(ops), text)
 
 
-def set_items(design: Design, item_ids: Iterable[str], text: str, **changes) -> Edit:
+def set_items(design: Design, item_ids: Iterable[str], text: str, **changes: Any) -> Edit:
     """The same field values given to every item (a recount of a matched group recounts its
     partners, as `edits.set_item` does)."""
-    ids = [i for i in dict.fromkeys(item_ids)]
-    return sequence(design, [lambda d, i=i: edits.set_item(d, i, text, **changes) for i in ids], text)
+    def build(item_id: str) -> Callable[[Design], Edit]:
+        return lambda d: edits.set_item(d, item_id, text, **changes)
+
+    return sequence(design, [build(i) for i in dict.fromkeys(item_ids)], text)
 
 
-def set_links(design: Design, link_ids: Iterable[str], text: str, **changes) -> Edit:
-    ids = [i for i in dict.fromkeys(link_ids)]
-    return sequence(design, [lambda d, i=i: edits.set_link(d, i, text, **changes) for i in ids], text)
+def set_links(design: Design, link_ids: Iterable[str], text: str, **changes: Any) -> Edit:
+    def build(link_id: str) -> Callable[[Design], Edit]:
+        return lambda d: edits.set_link(d, link_id, text, **changes)
+
+    return sequence(design, [build(i) for i in dict.fromkeys(link_ids)], text)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import date
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -213,7 +213,7 @@ class Part:
         """Its power figure is an estimate derived from other parts' published figures."""
         return self.data.get("power_basis") == "derived"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         # A mapping proxy does not pickle: a part travels (to a sweep's Dask workers) as its plain entry.
         return (part_of_entry, (_thaw(self.data), self.origin, self.where))
 
@@ -235,10 +235,13 @@ class Catalog:
     def __contains__(self, part_id: object) -> bool:
         return part_id in self._parts
 
-    def __getitem__(self, part_id: str) -> Part:
+    def __getitem__(self, part_id: str | None) -> Part:
+        # An item without a part (`Item.part` is None) is missing from the catalogue like an unknown id.
+        if part_id is None:
+            raise KeyError(part_id)
         return self._parts[part_id]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Part]:
         return iter(self._parts.values())
 
     def __len__(self) -> int:
@@ -336,7 +339,8 @@ def parse_catalog_document(document: Any, origin: str) -> list[Part]:
         check(document, CATALOG_SCHEMA, origin, CatalogError)
     except CatalogError as exc:
         raise CatalogError(origin, exc.json_path, exc.problem + _part_hint(document, exc.json_path)) from None
-    parts, seen = [], {}
+    parts: list[Part] = []
+    seen: dict[str, str] = {}
     for index, entry in enumerate(document["parts"]):
         where = f"$.parts[{index}]"
         if entry["id"] in seen:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -165,7 +165,7 @@ class Design:
         return LinkCopies(a_side=copies_below(chain_a) // matched, b_side=copies_below(chain_b) // matched,
                           context=above * matched)
 
-    def _matched_count(self, link: Link, below_a, below_b) -> int:
+    def _matched_count(self, link: Link, below_a: Sequence[str], below_b: Sequence[str]) -> int:
         """The count of the matched groups (1 for an every-to-every link, or a match that no
         longer holds: `match_problem` says why, and lint reports it)."""
         if link.match is None:
@@ -237,7 +237,7 @@ class Design:
             if item_id in out:
                 continue
             path = []
-            cur = item_id
+            cur: str | None = item_id
             while cur is not None and cur not in out:
                 path.append(cur)
                 cur = items[cur].parent
@@ -382,7 +382,7 @@ class Design:
             ka, kb = root(link.a), root(link.b)
             if ka is None and kb is None:
                 continue
-            removed[kb if ka is None else ka if kb is None or ka < kb else kb][1].append(link)
+            removed[min(k for k in (ka, kb) if k is not None)][1].append(link)
         for doomed, taken in removed:
             for link in taken:
                 del links[link.id]
@@ -525,7 +525,7 @@ class Design:
         own_b = [range(g.count) for g in groups_b[shared:]]
         ids_a, ids_b = [g.id for g in groups_a[shared:]], [g.id for g in groups_b[shared:]]
         pair = None
-        if self._matched_count(link, ids_a, ids_b) > 1:
+        if link.match is not None and self._matched_count(link, ids_a, ids_b) > 1:
             pair = (ids_a.index(link.match[0]), ids_b.index(link.match[1]))
         for prefix in itertools.product(*common):
             for tail_a in itertools.product(*own_a):

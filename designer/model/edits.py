@@ -18,9 +18,9 @@ from __future__ import annotations
 import copy
 import operator
 import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
-from collections.abc import Iterable
 
 from designer.model import placement
 from designer.model.catalog import Catalog, Part
@@ -460,13 +460,15 @@ def merged(first: Edit, second: Edit) -> Edit | None:
     """Two consecutive edits as one, where both only update the same items (nudges in a row):
     each item goes from its state before the first to its state after the second. None when
     they are not of that shape."""
-    if not all(isinstance(op, UpdateItem) for op in (*first.ops, *second.ops)):
+    firsts = [op for op in first.ops if isinstance(op, UpdateItem)]
+    seconds = [op for op in second.ops if isinstance(op, UpdateItem)]
+    if len(firsts) != len(first.ops) or len(seconds) != len(second.ops):
         return None
-    before = {op.old.id: op.old for op in first.ops}
-    after = {op.new.id: op.new for op in first.ops}
-    if set(before) != {op.old.id for op in second.ops}:
+    before = {op.old.id: op.old for op in firsts}
+    after = {op.new.id: op.new for op in firsts}
+    if set(before) != {op.old.id for op in seconds}:
         return None
-    for op in second.ops:
+    for op in seconds:
         if after[op.old.id] != op.old:
             return None
         after[op.new.id] = op.new
@@ -503,7 +505,8 @@ def change_platform(design: Design, catalog: Catalog, server_id: str, platform_i
     current, platform = draft.design, catalog[platform_id]
     server = current.item(server_id)
     draft.add(UpdateItem(server, replace(server, part=platform_id)))
-    own = [i.id for i in current.descendants(server_id) if current.enclosing(i.id, "server").id == server_id]
+    own = [i.id for i in current.descendants(server_id)
+           if (enclosing := current.enclosing(i.id, "server")) is not None and enclosing.id == server_id]
     default = catalog.get(platform.get("default_accelerator"))
     for gpu_id in own:
         gpu = current.items[gpu_id]
@@ -678,7 +681,7 @@ def ungroup(design: Design, group_ids: Iterable[str],
         for k in range(1, group_item.count):
             dx = (k % UNGROUP_COLUMNS) * (width + UNGROUP_GAP)
             dy = (k // UNGROUP_COLUMNS) * (height + UNGROUP_GAP)
-            mapping = {i.id: fresh(i.id) for i in inside}
+            mapping: dict[str | None, str] = {i.id: fresh(i.id) for i in inside}
             for child in children:
                 top = moved[child.id]
                 copies = tuple(replace(d, id=mapping[d.id], parent=mapping[d.parent])
@@ -687,7 +690,7 @@ def ungroup(design: Design, group_ids: Iterable[str],
                                           x=top.x + dx, y=top.y + dy), copies))
                 placed.append(mapping[child.id])
             for link in touching:
-                match = tuple(mapping.get(g, g) for g in link.match) if link.match else None
+                match = _renamed_match(link.match, mapping) if link.match else None
                 draft.add(AddLink(replace(link, id=fresh(link.id), a=mapping.get(link.a, link.a),
                                           b=mapping.get(link.b, link.b), match=match)))
         draft.remove_item(group_id)
@@ -727,7 +730,7 @@ def paste(design: Design, data: dict, offset: tuple[float, float] = (20.0, 20.0)
     fresh = _fresh_ids(design)
     items = [Item(**d) for d in data["items"]]
     roots = set(data["roots"])
-    mapping = {item.id: fresh(item.id) for item in items}
+    mapping: dict[str | None, str] = {item.id: fresh(item.id) for item in items}
     new_items = []
     for item in items:
         if item.id in roots:
@@ -751,14 +754,20 @@ def paste(design: Design, data: dict, offset: tuple[float, float] = (20.0, 20.0)
         a, b = mapping[link.a], mapping[link.b]
         match = None
         if link.match is not None:
-            match = tuple(mapping.get(g, g) for g in link.match)
+            match = _renamed_match(link.match, mapping)
             if match[0] not in chain(a) or match[1] not in chain(b):
                 match = None
         new_links.append(replace(link, id=fresh(link.id), a=a, b=b, match=match))
     return add(design, new_items, new_links, text), [mapping[r] for r in data["roots"]]
 
 
-def _fresh_ids(design: Design):
+def _renamed_match(match: tuple[str, str], mapping: Mapping[str | None, str]) -> tuple[str, str]:
+    """A link's matched pair of groups, each under its new id where it was copied."""
+    first, second = match
+    return mapping.get(first, first), mapping.get(second, second)
+
+
+def _fresh_ids(design: Design) -> Callable[[str], str]:
     """A function giving each old id a new one not used in the design nor given before ("srv-3")."""
     taken: set[str] = set()
     counters: dict[str, int] = {}

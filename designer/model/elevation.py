@@ -112,7 +112,7 @@ def rack_elevation(design: Design, catalog: Catalog, rack_id: str) -> RackElevat
     part = catalog.get(rack.part)
     index = design.children_index()
     budget_kw = part.get("power_budget_kw") if part is not None else None
-    wanted: list[tuple[Item, int, float, int, str]] = []
+    wanted: list[tuple[Item, int, float, int, str, str]] = []
     unslotted: list[Unslotted] = []
     for child in sorted(index.get(rack_id, []), key=_stacking_key):
         height, power = _fill(design, catalog, index, child)

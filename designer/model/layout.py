@@ -24,6 +24,7 @@ top. The document applies both in the step of the edit that caused them."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from designer.model.design import Design, Item
@@ -264,8 +265,10 @@ def _leaving_parent(design: Design) -> set[str]:
 def _chain(item_id: str, parent: dict[str, str | None]) -> list[str]:
     """The item and its ancestors, innermost first."""
     chain = [item_id]
-    while parent.get(chain[-1]) is not None:
-        chain.append(parent[chain[-1]])
+    up = parent.get(item_id)
+    while up is not None:
+        chain.append(up)
+        up = parent.get(up)
     return chain
 
 
@@ -282,7 +285,8 @@ def _role(item: Item, index: dict[str | None, list[Item]]) -> str:
     return "compute"
 
 
-def _tiers(siblings: list[Item], sides: dict[str, set[str]], index, outward: set[str] = frozenset(),
+def _tiers(siblings: list[Item], sides: dict[str, set[str]], index: dict[str | None, list[Item]],
+           outward: AbstractSet[str] = frozenset(),
            in_server: bool = False) -> dict[str, int]:
     """Each sibling's tier, higher drawn above: compute 0, NICs -1, CPUs -2, and a switch one
     above the nearest sibling it links to that is not a switch, counting through other switches
@@ -311,8 +315,9 @@ def _tiers(siblings: list[Item], sides: dict[str, set[str]], index, outward: set
     return {s.id: tier.get(s.id, 1) for s in siblings}
 
 
-def _rows(siblings: list[Item], sizes: dict[str, Rect], old: dict[str, Rect], sides, index,
-          outward: set[str] = frozenset(), in_server: bool = False) -> dict[str, tuple[float, float]]:
+def _rows(siblings: list[Item], sizes: dict[str, Rect], old: dict[str, Rect], sides: dict[str, set[str]],
+          index: dict[str | None, list[Item]], outward: AbstractSet[str] = frozenset(),
+          in_server: bool = False) -> dict[str, tuple[float, float]]:
     """Positions relative to the arrangement's top left, rows centred on the widest."""
     tiers = _tiers(siblings, sides, index, outward, in_server)
     bands: list[tuple[int, list[Item]]] = []

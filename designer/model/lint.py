@@ -81,7 +81,7 @@ def _link_media(design: Design, catalog: Catalog) -> list[Finding]:
                 part = catalog.get(item.part)
                 ok = supports[key] = part is None or link.medium in part.media
             if not ok:
-                part = catalog.get(item.part)
+                part = catalog[item.part]  # a part not in the catalogue takes every medium
                 supported = ", ".join(part.media) or "none"
                 out.append(Finding(ERROR, link.id,
                                    f"link {link.id}: {item.label} ({part.name}) does not support {medium.name}; "
@@ -135,12 +135,12 @@ def _switch_ports(design: Design, catalog: Catalog, copies: dict | None = None) 
     return out
 
 
-def _network_medium(catalog: Catalog, medium_id: str, memo: dict) -> bool:
+def _network_medium(catalog: Catalog, medium_id: str, memo: dict[str, bool]) -> bool:
     """A catalogued medium that is not a host bus (PCIe), once per medium."""
     hit = memo.get(medium_id)
     if hit is None:
         medium = catalog.get(medium_id)
-        hit = memo[medium_id] = bool(medium) and medium.get("family") not in ("pcie",)
+        hit = memo[medium_id] = medium is not None and medium.get("family") not in ("pcie",)
     return hit
 
 
@@ -174,7 +174,8 @@ def _platform_accelerators(design: Design, catalog: Catalog) -> list[Finding]:
             continue
         server = design.enclosing(item.id, "server")
         platform = catalog.get(server.part) if server is not None else None
-        if platform is not None and platform.kind == "server" and not fits_platform(catalog, part, platform):
+        if (server is not None and platform is not None and platform.kind == "server"
+                and not fits_platform(catalog, part, platform)):
             out.append(Finding(ERROR, item.id, f"{item.label} ({part.name}) cannot use the scale-up fabric of "
                                                f"{server.label} ({platform.name})"))
     return out

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from designer.model import edits, placement
-from designer.model.catalog import Catalog
-from designer.model.design import Design
+from designer.model.catalog import Catalog, Part
+from designer.model.design import Design, Item
 from designer.model.edits import Edit
 
 
@@ -38,7 +38,7 @@ def check_part_change(design: Design, catalog: Catalog, item_id: str, part_id: s
     if item.kind == "accelerator":
         server = design.enclosing(item_id, "server")
         platform = catalog.get(server.part) if server is not None else None
-        if platform is not None and not placement.fits_platform(catalog, new, platform):
+        if server is not None and platform is not None and not placement.fits_platform(catalog, new, platform):
             problems.append(f"{new.name} does not fit {server.label}: the {platform.name} joins its GPUs over "
                             f"{_names(catalog, placement.scale_up_media(catalog, platform))}")
     if item.kind != "server":
@@ -56,7 +56,7 @@ def check_part_change(design: Design, catalog: Catalog, item_id: str, part_id: s
                       f"Also swap the {swapped} for {default.name} and rewire the scale-up fabric")
 
 
-def _unsupported_links(design: Design, catalog: Catalog, item_id: str, new) -> list[str]:
+def _unsupported_links(design: Design, catalog: Catalog, item_id: str, new: Part) -> list[str]:
     by_medium = Counter(link.medium for link in design.links_of(item_id) if link.medium not in new.media)
     supported = ", ".join(new.media) or "none"
     label = design.items[item_id].label
@@ -64,13 +64,19 @@ def _unsupported_links(design: Design, catalog: Catalog, item_id: str, new) -> l
             f"of {label} (it supports {supported})" for medium, count in by_medium.items()]
 
 
-def _accelerators(design: Design, catalog: Catalog, server_id: str) -> list:
+def _accelerators(design: Design, catalog: Catalog, server_id: str) -> list[Item]:
     """The server's own catalogued accelerators (not those of a server nested inside it)."""
     return [i for i in design.descendants(server_id) if i.kind == "accelerator" and catalog.get(i.part) is not None
-            and design.enclosing(i.id, "server").id == server_id]
+            and _enclosing_id(design, i.id, "server") == server_id]
 
 
-def _names(catalog: Catalog, media) -> str:
+def _enclosing_id(design: Design, item_id: str, kind: str) -> str | None:
+    """The id of the innermost item of `kind` holding `item_id`, None when there is none."""
+    enclosing = design.enclosing(item_id, kind)
+    return enclosing.id if enclosing is not None else None
+
+
+def _names(catalog: Catalog, media: Iterable[str] | None) -> str:
     return " or ".join(sorted(catalog[m].name if catalog.get(m) else m for m in media or ()))
 
 
@@ -151,7 +157,7 @@ def change_parts(design: Design, catalog: Catalog, item_ids: Iterable[str], part
     return PartsChange(Edit(tuple(ops), text), tuple(ids), tuple(dict.fromkeys(contents)))
 
 
-def _own(design: Design, server_id: str, kind: str) -> list:
+def _own(design: Design, server_id: str, kind: str) -> list[Item]:
     """The server's own items of `kind` (not those of a server nested inside it)."""
     return [i for i in design.descendants(server_id) if i.kind == kind
-            and design.enclosing(i.id, "server").id == server_id]
+            and _enclosing_id(design, i.id, "server") == server_id]

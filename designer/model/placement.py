@@ -8,8 +8,8 @@ the rules themselves are the model's, so a script placing parts gets the same an
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from designer.model.catalog import Catalog, Part
 from designer.model.design import ALLOWED_PARENTS, Design

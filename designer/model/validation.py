@@ -17,7 +17,7 @@ import math
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -104,11 +104,11 @@ def read_json(path: str | os.PathLike, limit_bytes: int, what: str, error: type[
 
 # --- schemas ------------------------------------------------------------------------------------
 
-def _is_whole(checker, value) -> bool:
+def _is_whole(checker: Any, value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_finite(checker, value) -> bool:
+def _is_finite(checker: Any, value: Any) -> bool:
     # A document built in memory (not by parse_json) may hold a float NaN, which every bound
     # compares False with and so would let through.
     return _is_whole(checker, value) or (isinstance(value, float) and math.isfinite(value))
@@ -155,7 +155,7 @@ def _own_keywords(schema: dict) -> dict:
     return own
 
 
-def _first_error(validator, value) -> ValidationError | None:
+def _first_error(validator: Any, value: Any) -> ValidationError | None:
     # The first errors in document order are enough to pick the most relevant one.
     return best_match(itertools.islice(validator.iter_errors(value), 50))
 
@@ -171,8 +171,8 @@ _KNOWN = {"type", "enum", "const", "pattern", "minLength", "maxLength", "propert
           "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "x-expected", "$schema", "title",
           "description"}
 # Exact Python types per JSON type (JSON parsing makes no subclasses; bool is not a number here).
-_TYPES = {"object": {dict}, "array": {list}, "string": {str}, "boolean": {bool}, "null": {type(None)},
-          "integer": {int}, "number": {int, float}}
+_TYPES: dict[str, set[type]] = {"object": {dict}, "array": {list}, "string": {str}, "boolean": {bool},
+                                "null": {type(None)}, "integer": {int}, "number": {int, float}}
 _NUMBERS = _TYPES["number"]
 
 
@@ -183,7 +183,7 @@ def _fast(schema: dict) -> Callable:
         return lambda value, path: None if validator.is_valid(value) else (path, schema, value)
     tests: list[Callable[[Any], bool]] = []
     if "type" in schema:
-        kinds = set().union(*(_TYPES[t] for t in (schema["type"] if isinstance(schema["type"], list)
+        kinds: set[type] = set().union(*(_TYPES[t] for t in (schema["type"] if isinstance(schema["type"], list)
                                                   else [schema["type"]])))
         if float in kinds:
             tests.append(lambda v: type(v) in kinds and (type(v) is not float or math.isfinite(v)))
@@ -204,9 +204,13 @@ def _fast(schema: dict) -> Callable:
         if keyword in schema:
             bound = schema[keyword]
             if keyword.startswith("min"):
-                tests.append(lambda v, bound=bound, of=of: type(v) is not of or len(v) >= bound)
+                def long_enough(v: Any, bound: int = bound, of: Any = of) -> bool:
+                    return type(v) is not of or len(v) >= bound
+                tests.append(long_enough)
             else:
-                tests.append(lambda v, bound=bound, of=of: type(v) is not of or len(v) <= bound)
+                def short_enough(v: Any, bound: int = bound, of: Any = of) -> bool:
+                    return type(v) is not of or len(v) <= bound
+                tests.append(short_enough)
     if "required" in schema:
         required = schema["required"]
         tests.append(lambda v: type(v) is not dict or all(k in v for k in required))
@@ -217,7 +221,7 @@ def _fast(schema: dict) -> Callable:
     prefix = [_fast(s) for s in schema.get("prefixItems", ())]
     each = _fast(schema["items"]) if isinstance(schema.get("items"), dict) else None
 
-    def test(value, path):
+    def test(value: Any, path: tuple[str | int, ...]) -> tuple[tuple[str | int, ...], dict, Any] | None:
         for own in tests:
             if not own(value):
                 return path, schema, value
@@ -246,7 +250,7 @@ def _fast(schema: dict) -> Callable:
     return test
 
 
-def json_path(parts, base: str = "$") -> str:
+def json_path(parts: Iterable[str | int], base: str = "$") -> str:
     out = base
     for part in parts:
         if isinstance(part, int):
@@ -302,7 +306,7 @@ def describe(error: ValidationError) -> str:
     expected = schema.get("x-expected")
     if expected is None:
         if kind == "type":
-            types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+            types: list[str] = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
             expected = " or ".join(_TYPE_WORDS.get(t, t) for t in types)
         elif kind == "enum":
             expected = "one of " + ", ".join(show(v) for v in error.validator_value)

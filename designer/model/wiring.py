@@ -74,8 +74,9 @@ def switches_of(design: Design, item_ids: Iterable[str]) -> list[str]:
 
 def common_media(design: Design, catalog: Catalog, nics: list[str], switches: list[str]) -> list[str]:
     """The media every NIC and every switch supports, in the first NIC's order."""
-    parts = [catalog.get(design.items[i].part) for i in (*nics, *switches)]
-    if not parts or any(p is None for p in parts):
+    found = [catalog.get(design.items[i].part) for i in (*nics, *switches)]
+    parts = [p for p in found if p is not None]
+    if not found or len(parts) != len(found):
         return []
     return [m for m in parts[0].media if all(m in p.media for p in parts[1:])]
 

@@ -11,7 +11,7 @@ from designer.engine.budget import MAX_WORK
 from designer.model import placement
 from designer.model.catalog import Catalog, Part
 from designer.model.design import Design, Item, Link
-from designer.model.errors import DesignError, DesignerError, printable
+from designer.model.errors import DesignerError, DesignError, printable
 
 MAX_TEXT_CHARS = 200  # a text parameter (the design's name) is saved in the file, where names are this long
 
@@ -98,20 +98,20 @@ def _coerce(generator: str, param: Param, raw: Any, catalog: Catalog) -> Any:
         if param.maximum is not None and value > param.maximum:
             raise TopologyError(f"{where} must be at most {param.maximum:g}, got {_shown(value)}")
         return value
-    value = str(raw)
-    if len(value) > MAX_TEXT_CHARS or not value.isprintable() or not _encodable(value):
+    text = str(raw)
+    if len(text) > MAX_TEXT_CHARS or not text.isprintable() or not _encodable(text):
         raise TopologyError(f"{where} must be printable text of at most {MAX_TEXT_CHARS} characters, "
-                            f"got {_shown(value)}")
-    if param.choices is not None and value not in param.choices:
-        raise TopologyError(f"{where} must be one of {', '.join(map(str, param.choices))}, got {_shown(value)}")
+                            f"got {_shown(text)}")
+    if param.choices is not None and text not in param.choices:
+        raise TopologyError(f"{where} must be one of {', '.join(map(str, param.choices))}, got {_shown(text)}")
     if param.part_kind is not None:
-        part = catalog.get(value)
+        part = catalog.get(text)
         if part is None or part.kind != param.part_kind:
             options = ", ".join(p.id for p in catalog.of_kind(param.part_kind))
             kind = param.part_kind
-            raise TopologyError(f"{where}: '{value}' is not {_article(kind)} {kind} in the catalogue; "
+            raise TopologyError(f"{where}: '{text}' is not {_article(kind)} {kind} in the catalogue; "
                                 f"choose from {options}")
-    return value
+    return text
 
 
 def common_medium(catalog: Catalog, a: Part, b: Part, prefer_family: tuple[str, ...] = ()) -> str:
@@ -121,7 +121,7 @@ def common_medium(catalog: Catalog, a: Part, b: Part, prefer_family: tuple[str, 
         raise TopologyError(f"{a.name} and {b.name} share no link medium "
                             f"({', '.join(a.media)} vs {', '.join(b.media)})")
 
-    def rank(medium_id: str):
+    def rank(medium_id: str) -> tuple[bool, float]:
         medium = catalog[medium_id]
         preferred = medium.get("family") in prefer_family
         return (preferred, medium.number("lane_gb_per_s"))
@@ -165,7 +165,7 @@ class Builder:
         nics = int(nics if nics is not None else platform.number("default_nics"))
         server_id = self.item(f"{prefix}", "server", platform_id, parent, name=name or platform.name, x=x, y=y)
         gpu_part = catalog[gpu]
-        ids = {"server": server_id, "gpus": [], "nics": [], "switches": []}
+        ids: dict[str, Any] = {"server": server_id, "gpus": [], "nics": [], "switches": []}
         for g in range(gpus):
             ids["gpus"].append(self.item(f"{prefix}.gpu{g}", "accelerator", gpu, server_id, name=f"GPU {g}",
                                          x=20 + 70 * (g % 8), y=30 + 60 * (g // 8)))

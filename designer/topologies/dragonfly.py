@@ -13,7 +13,7 @@ from __future__ import annotations
 from designer.model.catalog import Catalog
 from designer.model.design import Design
 from designer.topologies.base import Builder, Param, TopologyError, common_medium, new_design
-from designer.topologies.generators import _GPU, _GPN, _NAME, _platform_values, _register
+from designer.topologies.generators import _GPN, _GPU, _NAME, _platform_values, _register
 from designer.topologies.sizing import follow_parts
 
 GLOBAL_LINKS_PART = "dragonfly-global-links"

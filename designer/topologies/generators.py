@@ -4,17 +4,35 @@ parts, replicated with groups so that a 10,000-GPU cluster stays a few dozen dra
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from designer.model import torus as torus_ids
-from designer.model.catalog import MAX_ACCELERATOR_SLOTS, MAX_SERVER_NICS, Catalog
+from designer.model.catalog import MAX_ACCELERATOR_SLOTS, MAX_SERVER_NICS, Catalog, Part
 from designer.model.design import MAX_TOTAL_COPIES, Design
 from designer.model.layout import tidy_in_place
 from designer.model.lint import ports_used
-from designer.topologies.base import (Builder, Generator, Param, TopologyError, common_medium, new_design,
-                                      with_storage_and_spares)
-from designer.topologies.sizing import (TIER_WORDS, Units, ceil_div, check_size, even_split, follow_parts,
-                                        leaf_downlinks, network_media, split)
+from designer.topologies.base import (
+    Builder,
+    Generator,
+    Param,
+    TopologyError,
+    common_medium,
+    new_design,
+    with_storage_and_spares,
+)
+from designer.topologies.sizing import (
+    TIER_WORDS,
+    Units,
+    ceil_div,
+    check_size,
+    even_split,
+    follow_parts,
+    leaf_downlinks,
+    network_media,
+    split,
+)
 
 # A torus block is drawn chip by chip: 32×32×32 chips (41,000 items, 98,000 links) is the largest
 # that evaluates within the work budget (designer.engine.budget).
@@ -195,6 +213,7 @@ def _build_rail_fat_tree(p: dict, catalog: Catalog) -> Design:
     full = unit("su", sus, per_su, 0) if sus else []
     partial = unit("sux", 1, remainder, 900) if remainder else []
     if tiers == 2:
+        assert two_tier is not None  # refused above
         spines = two_tier
         group = b.group("spines", spines, None, name=f"{spines} spines", y=-200)
         spine = b.item("spines.sw", "switch", switch.id, group, name="Spine")
@@ -337,7 +356,8 @@ def _rail_pod_tree(b: Builder, p: dict, units: Units, nics: int, pods: _RailPods
             spine = b.item(f"{prefix}.spine{r}", "switch", switch_id, spine_group, name=f"Rail {r} spine")
             for leaf, lanes in leaves:
                 b.link(leaf, spine, medium, lanes)
-            b.link(spine, core, medium, ceil_div(spine_down, cores), match=(spine_group, planes) if planes else None)
+            b.link(spine, core, medium, ceil_div(spine_down, cores),
+                   match=(spine_group, planes) if planes and spine_group else None)
     return design
 
 
@@ -395,7 +415,8 @@ def _fat_tree_pods(blocks: _LeafBlocks, ports: int) -> _Pods | None:
     most = half // blocks.leaves
     if most < 1:
         return None
-    options = [even_split(units.full, most)] if not units.rest else []
+    even = even_split(units.full, most) if not units.rest else None
+    options = [even] if even is not None else []
     per_pod = min(most, units.full)
     options.append(Units(per_pod, *divmod(units.full, per_pod)))
     for pods in options:
@@ -420,7 +441,7 @@ def _leaf_blocks(nodes: int, nics: int, ports: int, oversub: float) -> list[_Lea
     down = leaf_downlinks(ports, oversub)
     shared = math.gcd(nics, down)
     leaves, most = nics // shared, down // shared
-    plans = []
+    plans: list[_LeafBlocks] = []
     for units in (even_split(nodes, most, least=ceil_div(most, 2)), split(nodes, most)):
         if units is None or any(plan.units == units for plan in plans):
             continue
@@ -440,6 +461,7 @@ def _build_fat_tree(p: dict, catalog: Catalog) -> Design:
     plans = _leaf_blocks(nodes, nics, ports, oversub)
     for tiers in (p["tiers"],) if p["tiers"] else (2, 3):
         for blocks in plans:
+            top: int | _Pods | None
             if tiers == 2:
                 top = _two_tier_spines(blocks.units.full * blocks.leaves, blocks.up,
                                        blocks.leaves if blocks.units.rest else 0, blocks.up_partial, ports)
@@ -605,13 +627,13 @@ def _build_torus(p: dict, catalog: Catalog) -> Design:
     host_w, host_h = 40 + 80 * chip_cols, 80 + 60 * chip_rows
     # A 2D mesh of host blocks is drawn as the mesh: a rack's hosts in one row, racks stacked.
     mesh_layout = bool(host_block) and len(dims) == 2
-    hosts_across = (per_rack if p["rack"] else block[1] // host_block[1]) if mesh_layout \
+    hosts_across = (per_rack if p["rack"] else block[1] // host_block[1]) if mesh_layout and host_block \
         else min(4, per_rack if p["rack"] else hosts_per_block)
     racks_across = 1 if mesh_layout else 5
     rack_w = 40 + (host_w + 20) * hosts_across
     rack_h = 60 + (host_h + 20) * -(-(per_rack if p["rack"] else hosts_per_block) // hosts_across)
     for index, coord in enumerate(coords):
-        if host_block:
+        if host_block and host_grid is not None:
             host = _face_index([c // h for c, h in zip(coord, host_block)], host_grid)
             slot = _face_index([c % h for c, h in zip(coord, host_block)], list(host_block))
         else:
@@ -628,7 +650,7 @@ def _build_torus(p: dict, catalog: Catalog) -> Design:
                 host_parent = rack_id
             b.item(server_id, "server", platform.id, host_parent, name=f"Host {host}",
                    x=20 + (host_w + 20) * (local % hosts_across), y=40 + (host_h + 20) * (local // hosts_across))
-            if dcn_nic is not None:
+            if dcn_nic is not None and dcn is not None:
                 b.link(b.item(f"{server_id}-nic", "nic", dcn_nic.id, server_id, name="DCN NIC", y=-40), dcn,
                        common_medium(catalog, dcn_nic, catalog[p["dcn_switch"]]))
         chip = b.item(torus_ids.chip_id(coord), "accelerator", gpu, server_id,
@@ -658,7 +680,7 @@ def _build_torus(p: dict, catalog: Catalog) -> Design:
     return design
 
 
-def _dcn_nic(p: dict, catalog: Catalog, platform):
+def _dcn_nic(p: dict, catalog: Catalog, platform: Part) -> Part:
     """The NIC that joins a host to the data-centre network when the torus has several pods."""
     nic = platform.get("default_nic")
     if not nic or not platform.number("nic_slots"):
@@ -686,7 +708,7 @@ def _face_index(face: list[int], sizes: list[int]) -> int:
     return index
 
 
-def _coordinates(sizes: tuple[int, ...]):
+def _coordinates(sizes: tuple[int, ...]) -> Iterator[tuple[int, ...]]:
     import itertools
 
     return itertools.product(*(range(s) for s in sizes))
@@ -728,7 +750,7 @@ def _build_pcie_fabric(p: dict, catalog: Catalog) -> Design:
     return design
 
 
-def _pcie_fabric_three_tiers(design: Design, b: Builder, p: dict, server: dict, switch, medium: str, nodes: int,
+def _pcie_fabric_three_tiers(design: Design, b: Builder, p: dict, server: dict, switch: Part, medium: str, nodes: int,
                              uplinks: int, ports: int, port_lanes: int) -> Design:
     """Pods of nodes under pod switches, pod switch j of every pod under spine group j.
 
@@ -775,7 +797,7 @@ def _pcie_fabric_three_tiers(design: Design, b: Builder, p: dict, server: dict, 
 GENERATORS: dict[str, Generator] = {}
 
 
-def _register(name, summary, params, build):
+def _register(name: str, summary: str, params: Iterable[Param], build: Callable[[dict, Catalog], Design]) -> None:
     GENERATORS[name] = Generator(name, summary, tuple(params), build)
 
 
@@ -820,7 +842,7 @@ _register("pcie-fabric", "many accelerators behind PCIe switches in one memory d
           _build_pcie_fabric)
 
 
-def generate(template: str, catalog: Catalog | None = None, **params) -> Design:
+def generate(template: str, catalog: Catalog | None = None, **params: Any) -> Design:
     from designer.model.catalog import default_catalog
 
     if template not in GENERATORS:

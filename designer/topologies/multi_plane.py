@@ -20,8 +20,8 @@ from designer.topologies.generators import (
     _platform_values,
     _register,
 )
-from designer.topologies.sizing import follow_parts
 from designer.topologies.rail_only import leaf_split, spine_tier, units
+from designer.topologies.sizing import follow_parts
 
 
 def _build_multi_plane(p: dict, catalog: Catalog) -> Design:

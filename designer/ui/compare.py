@@ -20,13 +20,13 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QLabel, QMainWindow, QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout,
                                QWidget)
 
-from designer.canvas import colors
 from designer.engine import evaluate
 from designer.engine.compare import Comparison, compare
 from designer.engine.sections import STEP_PARTS
 from designer.engine.summary import format_value
 from designer.io.files import load_design
 from designer.model.errors import DesignerError
+from designer.style import colors
 from designer.ui.results import plotstyle
 from designer.ui.results.formatting import compute_scale
 
@@ -91,8 +91,8 @@ class CompareWindow(QMainWindow):
         self.step_plot = self.plots.addPlot(row=1, col=0)
         plotstyle.style_plot(self.step_plot, "Training step")
         plotstyle.label(self.step_plot, "left", "Time per step", "s")
-        self.step_plot.getAxis("bottom").setTicks([[(i, name.removesuffix("_s").replace("_", " "))
-                                                    for i, name in enumerate(STEP_PARTS)]])
+        self.step_plot.getAxis("bottom").setTicks([[(i, part.segment.replace("_", " "))
+                                                    for i, part in enumerate(STEP_PARTS)]])
         self.legend = plotstyle.outside_legend(self.plots, row=2, columns=4)
         self.tabs.addTab(self.plots, "Plots")
         bom_page = QWidget()

@@ -13,10 +13,10 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import (QApplication, QComboBox, QLabel, QScrollArea, QSizePolicy, QToolTip, QVBoxLayout,
                                QWidget)
 
-from designer.canvas import colors
 from designer.document.document import Document
 from designer.model import elevation
 from designer.model.elevation import RackElevation, Slot
+from designer.style import colors
 
 MIN_U_PX, MAX_U_PX = 10, 22  # one rack unit on screen: the whole rack fits the dock's height where it can
 NUMBERS_PX = 34  # the U numbers left of the rack

@@ -1,4 +1,6 @@
 """The main window: canvas in the middle, palette and inspector on the left, results on the right.
+The editing (document, canvas, undo, clipboard, what-if) is `ui.editor.DesignEditor`'s; the window
+keeps files, recent files, exports, recovery, compare and sweep, the docks, title and status.
 
 Data flow (docs/architecture.md): a gesture → an undo command in the Document → `Document.changed` → the scene
 updates the affected items, and the evaluation scheduler (debounced, one worker thread) is asked
@@ -8,45 +10,39 @@ canvas' link colours; stale results are dropped by the scheduler.
 
 from __future__ import annotations
 
-import atexit
 import gc
-import json
 import os
 import threading
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import (QEventLoop, QMimeData, QPoint, QSettings, QSignalBlocker, QSize, QStandardPaths, Qt, QTimer,
-                            Signal)
+from PySide6.QtCore import QEventLoop, QPoint, QSettings, QSignalBlocker, QSize, QStandardPaths, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter,
                                QToolBar)
 
 from designer.canvas.export import ExportOptions, PngExport, export_rect, export_vector
-from designer.canvas.scene import DesignScene
-from designer.canvas.tooltips import failure_words
-from designer.canvas.view import DesignView
-from designer.document.document import Document
-from designer.engine.failures import Failure, failed_targets, unbuildable
+from designer.engine.failures import failure_words
 from designer.io.autosave import Orphan, find_orphans
 from designer.io.examples import example_summaries
 from designer.io.files import SUFFIX, load_design, save_design, short_names
 from designer.io.outputs import is_example
-from designer.model import edits
 from designer.model.catalog import Catalog, default_catalog
 from designer.model.design import Design
 from designer.model.errors import DesignerError
 from designer.paths import examples_dir, icons_dir
+from designer.ui.actions import ActionAttribute, ActionSpec, make_actions
 from designer.ui.autosave import Autosaver, RecoveryDialog, autosave_folder, describe, interval_ms
 from designer.ui.bulk import install_bulk_actions
 from designer.ui.dialogs import ExampleGallery, ExportProgress, show_about
+from designer.ui.editor import DesignEditor
 from designer.ui.export_dialog import ExportOptionsDialog
 from designer.ui.errors import report_error
 from designer.ui.inspector import Inspector
 from designer.ui.palette import Palette
 from designer.document.turns import later
 
-ITEMS_MIME = "application/x-cluster-designer-items"
 MAX_RECENT = 8
 FILE_FILTER = "Cluster designs (*.cluster.json);;JSON files (*.json);;All files (*)"
 CANVAS_FORMATS = {"png": "PNG images (*.png)", "svg": "SVG drawings (*.svg)", "pdf": "PDF documents (*.pdf)"}
@@ -57,9 +53,80 @@ def _app_icon() -> QIcon:
     return QIcon(str(path)) if path.exists() else QIcon()
 
 
+@dataclass(frozen=True)
+class WindowActions:
+    """The window's own actions (`MainWindow.window_actions`), one field per row of its table; the
+    editing ones are the editor's (`editor.actions`)."""
+
+    new: QAction
+    open: QAction
+    open_example: QAction
+    new_from_template: QAction
+    save: QAction
+    save_as: QAction
+    keep_backup: QAction
+    export_canvas: QAction
+    export_canvas_svg: QAction
+    export_canvas_pdf: QAction
+    export_summary: QAction
+    export_bom: QAction
+    export_report: QAction
+    quit: QAction
+    about: QAction
+    compare: QAction
+    compare_copy: QAction
+    sweep: QAction
+    design_properties: QAction
+
+
 class MainWindow(QMainWindow):
+    """The application window around a `DesignEditor`: files, recent files, exports, recovery,
+    compare and sweep, the docks, the title and the status bar."""
+
     evaluated = Signal(object)  # the latest result shown
     evaluationFailed = Signal(str)
+
+    # `act_NAME`: each action by its old name (tests, the bulk edits); the records are the home.
+    act_new = ActionAttribute("window_actions")
+    act_open = ActionAttribute("window_actions")
+    act_open_example = ActionAttribute("window_actions")
+    act_new_from_template = ActionAttribute("window_actions")
+    act_save = ActionAttribute("window_actions")
+    act_save_as = ActionAttribute("window_actions")
+    act_keep_backup = ActionAttribute("window_actions")
+    act_export_canvas = ActionAttribute("window_actions")
+    act_export_canvas_svg = ActionAttribute("window_actions")
+    act_export_canvas_pdf = ActionAttribute("window_actions")
+    act_export_summary = ActionAttribute("window_actions")
+    act_export_bom = ActionAttribute("window_actions")
+    act_export_report = ActionAttribute("window_actions")
+    act_quit = ActionAttribute("window_actions")
+    act_about = ActionAttribute("window_actions")
+    act_compare = ActionAttribute("window_actions")
+    act_compare_copy = ActionAttribute("window_actions")
+    act_sweep = ActionAttribute("window_actions")
+    act_design_properties = ActionAttribute("window_actions")
+    act_undo = ActionAttribute("editor.actions")
+    act_redo = ActionAttribute("editor.actions")
+    act_cut = ActionAttribute("editor.actions")
+    act_copy = ActionAttribute("editor.actions")
+    act_paste = ActionAttribute("editor.actions")
+    act_duplicate = ActionAttribute("editor.actions")
+    act_delete = ActionAttribute("editor.actions")
+    act_select_all = ActionAttribute("editor.actions")
+    act_group = ActionAttribute("editor.actions")
+    act_ungroup = ActionAttribute("editor.actions")
+    act_rename = ActionAttribute("editor.actions")
+    act_link_tool = ActionAttribute("editor.actions")
+    act_zoom_in = ActionAttribute("editor.actions")
+    act_zoom_out = ActionAttribute("editor.actions")
+    act_zoom_fit = ActionAttribute("editor.actions")
+    act_tidy = ActionAttribute("editor.actions")
+    act_fail = ActionAttribute("editor.actions")
+    act_fail_one = ActionAttribute("editor.actions")
+    act_fail_some = ActionAttribute("editor.actions")
+    act_restore = ActionAttribute("editor.actions")
+    act_restore_all = ActionAttribute("editor.actions")
 
     def __init__(self, catalog: Catalog | None = None, debounce_ms: int = 250, autosave_interval_ms: int | None = None):
         super().__init__()
@@ -68,22 +135,23 @@ class MainWindow(QMainWindow):
 
         self.catalog = catalog or default_catalog()
         self.settings = QSettings("cluster-designer", "Cluster Designer")
-        self.document = Document(Design(), self.catalog, parent=self)
-        self.scene = DesignScene(self.document, self)
-        self.view = DesignView(self.scene)
+        self.editor = DesignEditor(self.catalog, self)
+        # The editor's document and canvas, which most of the window reads.
+        self.document = self.editor.document
+        self.scene = self.editor.scene
+        self.view = self.editor.view
         self.setCentralWidget(self.view)
         self.setWindowIcon(_app_icon())
         self.setAcceptDrops(True)
         self.last_result: Any = None
-        self._paste_count = 0
         self.evaluations = 0
         self.canvas_export: PngExport | None = None  # the latest PNG export (it runs over several turns)
 
         # Docks: palette + inspector on the left, results on the right.
-        self.palette = Palette(self.catalog)
+        self.parts_palette = Palette(self.catalog)  # not `palette`: that is QWidget.palette()
         self.inspector = Inspector(self.document)
         left = QSplitter(Qt.Orientation.Vertical)
-        left.addWidget(self.palette)
+        left.addWidget(self.parts_palette)
         left.addWidget(self.inspector)
         left.setSizes([430, 470])
         self.left_dock = QDockWidget("Parts && properties", self)
@@ -118,135 +186,81 @@ class MainWindow(QMainWindow):
         self.document.undo_stack.cleanChanged.connect(self._update_title)
         self.scene.selectionChanged.connect(self._on_selection)
         self.view.message.connect(self.show_message)
-        self.view.linkToolLeft.connect(lambda: self.act_link_tool.setChecked(False))
+        self.editor.message.connect(self.show_message)
         self.view.fileDropped.connect(self.open_path_interactive)
-        self.results.findingActivated.connect(self.select_finding)
+        self.results.findingActivated.connect(self.editor.select_finding)
         self.results.workloadChanged.connect(self._on_workload)
         self.results.sparesChanged.connect(
             lambda spares: self.document.set_setting("spares", spares or None, "Change hot spares"))
         self.results.costChanged.connect(self._on_cost_assumptions)
         self.results.phaseChosen.connect(self._on_overlay_phase)
-        self.palette.partActivated.connect(self.place_part)
+        self.parts_palette.partActivated.connect(self.place_part)
 
         self._build_actions()
-        self._build_failure_actions()
+        self._build_failure_views()
         self._build_menus()
         self._update_title()
         self._on_selection()
         self._build_safety(autosave_interval_ms)
 
     # --- actions -------------------------------------------------------------------------------
-    def _action(self, name: str, text: str, slot, shortcut=None, tip: str = "", icon: str | None = None,
-                checkable: bool = False) -> QAction:
-        action = QAction(text, self)
-        action.setObjectName(name)
-        if shortcut is not None:
-            if isinstance(shortcut, (list, tuple)):
-                # Each key once: a platform's standard keys may hold one given beside them (Redo is
-                # Ctrl+Shift+Z on X11), and a key bound twice to one action is ambiguous and does nothing.
-                sequences = {QKeySequence(s).toString(): QKeySequence(s) for s in shortcut}
-                action.setShortcuts(list(sequences.values()))
-            else:
-                action.setShortcut(QKeySequence(shortcut))
-        if tip:
-            action.setStatusTip(tip)
-            action.setToolTip(tip)
-        if icon:
-            path = icons_dir() / f"{icon}.svg"
-            if path.exists():
-                action.setIcon(QIcon(str(path)))
-        action.setCheckable(checkable)
-        if checkable:
-            action.toggled.connect(slot)
-        else:
-            action.triggered.connect(lambda _checked=False: slot())
-        self.addAction(action)
-        setattr(self, f"act_{name}", action)
-        return action
+    def _action_table(self) -> list[ActionSpec]:
+        keys = QKeySequence.StandardKey
+        return [
+            ActionSpec("new", "&New", self.new_design, keys.New, "Start an empty design"),
+            ActionSpec("open", "&Open…", self.open_dialog, keys.Open, "Open a design file"),
+            ActionSpec("open_example", "Open &Example…", self.open_example_dialog, None,
+                       "Open one of the built-in example clusters"),
+            ActionSpec("new_from_template", "New from &Template…", self.new_from_template_dialog, None,
+                       "Start a design from a topology template (fat tree, dragonfly, NVL72…) with its parameters"),
+            ActionSpec("save", "&Save", self.save, keys.Save, "Save the design"),
+            ActionSpec("save_as", "Save &As…", self.save_as, keys.SaveAs, "Save the design under a new name"),
+            ActionSpec("keep_backup", "Keep a &Backup When Saving", self._set_keep_backup, None,
+                       "Keep the version a save replaces as NAME.cluster.json~", checkable=True),
+            ActionSpec("export_canvas", "&PNG Image…", self.export_canvas_png, None,
+                       "The canvas as a PNG at full detail (1×, 2× or 4×), with a title and legend if you choose"),
+            ActionSpec("export_canvas_svg", "&SVG Drawing…", lambda: self.export_canvas_vector("svg"), None,
+                       "The canvas as an SVG vector drawing at full detail, for slides and papers"),
+            ActionSpec("export_canvas_pdf", "P&DF Document…", lambda: self.export_canvas_vector("pdf"), None,
+                       "The canvas as a one-page vector PDF at full detail, for slides and papers"),
+            ActionSpec("export_summary", "Export Summary &CSV…", self.export_summary_csv, None,
+                       "Metric, value, unit: the same rows as the summary table"),
+            ActionSpec("export_bom", "Export &BOM CSV…", self.export_bom_csv, None, "Bill of materials as CSV"),
+            ActionSpec("export_report", "Export &Report…", self.export_report, None,
+                       "One HTML page: the summary, the plots, the BOM, lint findings and the engine's assumptions"),
+            ActionSpec("quit", "&Quit", self.close, keys.Quit, "Quit Cluster Designer"),
+            ActionSpec("about", "&About Cluster Designer", lambda: show_about(self, self.catalog)),
+            ActionSpec("compare", "Co&mpare…", self.compare_dialog, None,
+                       "This design side by side with design files: every figure, the BOM and the plots"),
+            ActionSpec("compare_copy", "Compare with a Co&py", self.compare_with_copy, None,
+                       "Open a copy of this design to edit, side by side with it; the comparison follows the edits"),
+            ActionSpec("sweep", "S&weep…", self.open_sweep, None,
+                       "Evaluate a space of designs (NAME.sweep.json) on Dask and find the best"),
+            ActionSpec("design_properties", "&Properties…", self.design_properties,
+                       tip="Edit the design's name, description and notes"),
+        ]
 
     def _build_actions(self) -> None:
-        keys = QKeySequence.StandardKey
-        a = self._action
-        a("new", "&New", self.new_design, keys.New, "Start an empty design")
-        a("open", "&Open…", self.open_dialog, keys.Open, "Open a design file")
-        a("open_example", "Open &Example…", self.open_example_dialog, None, "Open one of the built-in example clusters")
-        a("new_from_template", "New from &Template…", self.new_from_template_dialog, None,
-          "Start a design from a topology template (fat tree, dragonfly, NVL72…) with its parameters")
-        a("save", "&Save", self.save, keys.Save, "Save the design")
-        a("save_as", "Save &As…", self.save_as, keys.SaveAs, "Save the design under a new name")
-        a("keep_backup", "Keep a &Backup When Saving", self._set_keep_backup, None,
-          "Keep the version a save replaces as NAME.cluster.json~", checkable=True)
-        a("export_canvas", "&PNG Image…", self.export_canvas_png, None,
-          "The canvas as a PNG at full detail (1×, 2× or 4×), with a title and legend if you choose")
-        self.act_export_canvas.setIconText("Export PNG")
-        a("export_canvas_svg", "&SVG Drawing…", lambda: self.export_canvas_vector("svg"), None,
-          "The canvas as an SVG vector drawing at full detail, for slides and papers")
-        a("export_canvas_pdf", "P&DF Document…", lambda: self.export_canvas_vector("pdf"), None,
-          "The canvas as a one-page vector PDF at full detail, for slides and papers")
-        a("export_summary", "Export Summary &CSV…", self.export_summary_csv, None,
-          "Metric, value, unit: the same rows as the summary table")
-        a("export_bom", "Export &BOM CSV…", self.export_bom_csv, None, "Bill of materials as CSV")
-        a("export_report", "Export &Report…", self.export_report, None,
-          "One HTML page: the summary, the plots, the BOM, lint findings and the engine's assumptions")
-        a("quit", "&Quit", self.close, keys.Quit, "Quit Cluster Designer")
-        stack = self.document.undo_stack
-        # The menu item names the step ("Undo Add Server"); the toolbar button keeps a fixed
-        # icon text, so the toolbar never reflows.
-        a("undo", "&Undo", stack.undo, keys.Undo)
-        # Both redo keys everywhere: a platform's standard binding holds only one of them (Ctrl+Y
-        # offscreen and on Windows, Ctrl+Shift+Z on X11), and users reach for either.
-        a("redo", "&Redo", stack.redo,
-          [*QKeySequence.keyBindings(keys.Redo), QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
-        stack.canUndoChanged.connect(self.act_undo.setEnabled)
-        stack.canRedoChanged.connect(self.act_redo.setEnabled)
-        stack.undoTextChanged.connect(lambda text: self._tell_step(self.act_undo, "Undo", text))
-        stack.redoTextChanged.connect(lambda text: self._tell_step(self.act_redo, "Redo", text))
-        for action, what in ((self.act_undo, "Undo"), (self.act_redo, "Redo")):
-            self._tell_step(action, what, "")
-            action.setEnabled(False)
-        a("cut", "Cu&t", self.cut, keys.Cut)
-        a("copy", "&Copy", self.copy, keys.Copy)
-        a("paste", "&Paste", self.paste, keys.Paste)
-        a("duplicate", "D&uplicate", self.duplicate, "Ctrl+D", "Copy the selection with its internal links")
-        a("delete", "&Delete", self.delete_selection, [QKeySequence(keys.Delete), QKeySequence("Backspace")],
-          "Delete the selection with its contents and links")
-        a("select_all", "Select &All", self.select_all, keys.SelectAll)
-        a("group", "&Group", self.group_selection, "Ctrl+G", "Wrap the selection in a group", icon="group")
-        a("ungroup", "U&ngroup", self.ungroup_selection, "Ctrl+Shift+G", "Dissolve the selected groups")
-        a("rename", "&Rename", self.rename_selection, "F2", "Rename the selected item in place")
-        a("link_tool", "&Link Tool", self._set_link_tool, "L",
-          "Drag from one item to another to link them (or Shift-drag without the tool)", icon="link", checkable=True)
-        a("zoom_in", "Zoom &In", lambda: self.view.zoom(1.25), [QKeySequence(keys.ZoomIn), QKeySequence("Ctrl+=")])
-        a("zoom_out", "Zoom &Out", lambda: self.view.zoom(0.8), keys.ZoomOut)
-        a("zoom_fit", "Zoom to &Fit", self.view.zoom_to_fit, "Ctrl+0", "Show the whole design")
-        a("tidy", "&Tidy Layout", self.tidy_layout, "Ctrl+Shift+L",
-          "Arrange the selected containers' contents (or the whole design) in rows, nothing overlapping")
-        a("about", "&About Cluster Designer", lambda: show_about(self, self.catalog))
-        for name in ("rename", "duplicate", "delete", "group", "ungroup", "cut", "copy", "paste", "select_all",
-                     "undo", "redo", "tidy"):
-            getattr(self, f"act_{name}").setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            self.view.addAction(getattr(self, f"act_{name}"))
-        # The canvas's editing keys act only when the canvas has focus: Delete in the palette, a
-        # table or an inspector field is theirs (the menus still reach every action).
-        for name in ("rename", "duplicate", "delete", "group", "ungroup", "cut", "copy", "paste", "select_all"):
-            self.removeAction(getattr(self, f"act_{name}"))
+        self.window_actions = WindowActions(**make_actions(self, self._action_table()))
+        self.window_actions.export_canvas.setIconText("Export PNG")
+        self.editor.build_actions()
 
     def _build_menus(self) -> None:
+        w, e = self.window_actions, self.editor.actions
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
-        for name in ("new", "new_from_template", "open", "open_example"):
-            file_menu.addAction(getattr(self, f"act_{name}"))
+        for action in (w.new, w.new_from_template, w.open, w.open_example):
+            file_menu.addAction(action)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self._fill_recent_menu()
         file_menu.addSeparator()
-        file_menu.addAction(self.act_save)
-        file_menu.addAction(self.act_save_as)
-        file_menu.addAction(self.act_keep_backup)
+        for action in (w.save, w.save_as, w.keep_backup):
+            file_menu.addAction(action)
         file_menu.addSeparator()
         canvas_menu = file_menu.addMenu("Export &Canvas")
-        for name in ("export_canvas", "export_canvas_svg", "export_canvas_pdf"):
-            canvas_menu.addAction(getattr(self, f"act_{name}"))
+        for action in (w.export_canvas, w.export_canvas_svg, w.export_canvas_pdf):
+            canvas_menu.addAction(action)
         self.plot_menu = file_menu.addMenu("Export P&lot PNG")
         self.plot_actions: dict[str, QAction] = {}
         for name in self.results.plot_names():
@@ -255,31 +269,26 @@ class MainWindow(QMainWindow):
             act.triggered.connect(lambda _c=False, n=name: self.export_plot_png(n))
             self.plot_menu.addAction(act)
             self.plot_actions[name] = act
-        file_menu.addAction(self.act_export_summary)
-        file_menu.addAction(self.act_export_bom)
-        file_menu.addAction(self.act_export_report)
+        for action in (w.export_summary, w.export_bom, w.export_report):
+            file_menu.addAction(action)
         file_menu.addSeparator()
-        self._build_decide_actions(file_menu)
+        for action in (w.compare, w.compare_copy, w.sweep):
+            file_menu.addAction(action)
+        self.side_windows: list = []  # compare and sweep windows and the designs they open
         file_menu.addSeparator()
-        file_menu.addAction(self.act_quit)
+        file_menu.addAction(w.quit)
 
         edit = bar.addMenu("&Edit")
-        edit.addAction(self.act_undo)
-        edit.addAction(self.act_redo)
-        edit.addSeparator()
-        for name in ("cut", "copy", "paste", "duplicate", "delete"):
-            edit.addAction(getattr(self, f"act_{name}"))
-        edit.addSeparator()
-        for name in ("select_all", "group", "ungroup", "rename", "link_tool"):
-            edit.addAction(getattr(self, f"act_{name}"))
-        edit.addSeparator()
-        edit.addAction(self.act_tidy)
-        edit.addSeparator()
+        for group in ((e.undo, e.redo), (e.cut, e.copy, e.paste, e.duplicate, e.delete),
+                      (e.select_all, e.group, e.ungroup, e.rename, e.link_tool), (e.tidy,)):
+            for action in group:
+                edit.addAction(action)
+            edit.addSeparator()
         install_bulk_actions(self, edit)
 
         view = bar.addMenu("&View")
-        for name in ("zoom_in", "zoom_out", "zoom_fit"):
-            view.addAction(getattr(self, f"act_{name}"))
+        for action in (e.zoom_in, e.zoom_out, e.zoom_fit):
+            view.addAction(action)
         view.addSeparator()
         view.addAction(self.left_dock.toggleViewAction())
         view.addAction(self.results_dock.toggleViewAction())
@@ -288,19 +297,19 @@ class MainWindow(QMainWindow):
         self._build_design_menu(bar)
 
         help_menu = bar.addMenu("&Help")
-        help_menu.addAction(self.act_about)
+        help_menu.addAction(w.about)
 
         tools = QToolBar("Main")
         tools.setObjectName("mainToolbar")
         tools.setIconSize(QSize(18, 18))
         tools.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        for name in ("new", "open", "open_example", "save", None, "undo", "redo", None, "delete", "duplicate",
-                     "group", "link_tool", None, "zoom_fit", "tidy", None, "export_canvas", "export_summary",
-                     "export_bom"):
-            if name is None:
+        for tool in (w.new, w.open, w.open_example, w.save, None, e.undo, e.redo, None, e.delete, e.duplicate,
+                     e.group, e.link_tool, None, e.zoom_fit, e.tidy, None, w.export_canvas, w.export_summary,
+                     w.export_bom):
+            if tool is None:
                 tools.addSeparator()
             else:
-                tools.addAction(getattr(self, f"act_{name}"))
+                tools.addAction(tool)
         tools.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.addToolBar(tools)
         self.toolbar = tools
@@ -311,8 +320,7 @@ class MainWindow(QMainWindow):
         SHARP (NVLS) on the scale-up switches and InfiniBand SHARP on the scale-out ones. A design
         setting (saved, one undo step); it takes effect only where the switch parts support it."""
         design_menu = bar.addMenu("&Design")
-        design_menu.addAction(self._action("design_properties", "&Properties…", self.design_properties,
-                                           tip="Edit the design's name, description and notes"))
+        design_menu.addAction(self.window_actions.design_properties)
         design_menu.addSeparator()
         self._build_what_if_menu(design_menu)
         menu = design_menu.addMenu("&In-Network Reduction")
@@ -364,192 +372,33 @@ class MainWindow(QMainWindow):
     def show_message(self, text: str, timeout_ms: int = 8000) -> None:
         self.statusBar().showMessage(text, timeout_ms)
 
-    @staticmethod
-    def _tell_step(action: QAction, what: str, step: str) -> None:
-        tip = f"{what} {step}" if step else f"Nothing to {what.lower()}"
-        action.setText(f"&{what} {step.replace('&', '&&')}" if step else f"&{what}")
-        action.setIconText(what)
-        action.setToolTip(tip)
-        action.setStatusTip(tip)
-
-    # --- selection ------------------------------------------------------------------------------------
+    # --- selection, failure what-if ---------------------------------------------------------------
     def _on_selection(self) -> None:
-        # While the scene mirrors a removal, nodes of items already gone may still be selected.
-        design = self.document.design
-        items, links = self.scene.selection()
-        items = [i for i in items if i in design.items]
-        links = [i for i in links if i in design.links]
+        items, links = self.editor.selection()
         self.inspector.show_selection(items, links)
-        has = bool(items or links)
-        for name in ("cut", "copy", "duplicate"):
-            getattr(self, f"act_{name}").setEnabled(bool(items))
-        self.act_delete.setEnabled(has)
-        self.act_group.setEnabled(bool(items))
-        self.act_rename.setEnabled(len(items) == 1)
-        self.act_ungroup.setEnabled(any(design.items[i].kind == "group" for i in items))
-        self._update_failure_actions(items, links)
         self.elevation.follow(items)
 
-    # --- failure what-if --------------------------------------------------------------------------
-    def _build_failure_actions(self) -> None:
-        """Right-click ▸ Fail / Fail One Copy / Restore: marks in `settings["failures"]`, one undo
-        step each; the engine then adds the degraded figures (Goodput tab). The inspector takes
-        the blast radius from the scene's cache."""
-        a = self._action
-        a("fail", "&Fail", lambda: self.mark_failed(None), None,
-          "What-if: take the selection (every copy) out of service and compare with the healthy design")
-        a("fail_one", "Fail &One Copy", lambda: self.mark_failed(1), None,
-          "What-if: take one copy of the selected item out of service")
-        a("fail_some", "Fail &Some Copies…", self.fail_some_copies, None,
-          "What-if: take a number or a share of the selected item's copies (or link's physical links) out of service")
-        a("restore", "&Restore", self.restore_failed, None, "Put the selection back in service")
+    def _build_failure_views(self) -> None:
+        """The what-if's views in the docks: the inspector takes the blast radius from the scene's
+        cache; the Goodput tab names the marks in words."""
         self.inspector.blast_source = self.scene.blast_radius
         self.scene.blastReady.connect(self.inspector.refresh)
         self.results.goodput.describe_failure = lambda text: failure_words(self.document.design, self.catalog, text)
-        # In the right-click menu the what-if stands apart from the editing actions above it.
-        separator = QAction(self)
-        separator.setSeparator(True)
-        self.view.addAction(separator)
-        for name in ("fail", "fail_one", "fail_some", "restore"):
-            action = getattr(self, f"act_{name}")
-            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            self.removeAction(action)
-            self.view.addAction(action)
 
     def _build_what_if_menu(self, design_menu) -> None:
         """Design ▸ Failure What-If: the right-click menu's failure actions where a user looks for
         them in the menu bar, and Restore All, which clears every mark at once."""
-        self._action("restore_all", "Restore &All", lambda: self.document.set_setting("failures", None, "Restore All"),
-                     None, "Put every part marked failed back in service")
-        self.act_restore_all.setEnabled(False)
-        self.document.changed.connect(self._on_failures_changed)
+        e = self.editor.actions
         menu = design_menu.addMenu("Failure &What-If")
-        for name in ("fail", "fail_one", "fail_some", "restore"):
-            menu.addAction(getattr(self, f"act_{name}"))
+        for action in e.what_if():
+            menu.addAction(action)
         menu.addSeparator()
-        menu.addAction(self.act_restore_all)
+        menu.addAction(e.restore_all)
         design_menu.addSeparator()
 
-    def _on_failures_changed(self, change) -> None:
-        """A mark made or taken back (Fail, Restore, their undo) changes what the selection can do
-        at once: Restore is offered for what was just failed without selecting it again."""
-        if not (change.reset or "failures" in change.settings_changed):
-            return
-        self.act_restore_all.setEnabled(bool(self.document.design.settings.get("failures")))
-        items, links = self.scene.selection()
-        design = self.document.design
-        self._update_failure_actions([i for i in items if i in design.items], [i for i in links if i in design.links])
-
-    def _update_failure_actions(self, items: list[str], links: list[str]) -> None:
-        # Select All on a big design chooses tens of thousands of ids: each answer takes the
-        # shortest look that settles it. Without marks every chosen item or link can fail (the
-        # outermost chosen items are never none) and nothing can be restored. One copy can fail
-        # only inside a replicated group: for a selection of many items, one look over the design
-        # for such a group (big flat designs have none) is cheaper than a walk up from each item.
-        design = self.document.design
-        marked = failed_targets(design)
-        if marked:
-            fail = any(i not in marked for i in links) or any(i not in marked for i in edits.outermost(design, items))
-        else:
-            fail = bool(items or links)
-        replicated = len(items) * 4 < len(design.items) or any(item.count > 1 for item in design.items.values())
-        self.act_fail.setEnabled(fail)
-        self.act_fail_one.setEnabled(replicated and any(i not in marked and design.multiplicity(i) > 1 for i in items))
-        self.act_restore.setEnabled(not (marked.isdisjoint(items) and marked.isdisjoint(links)
-                                         and marked.isdisjoint(self._marked_media(marked, links))))
-        self.act_fail_some.setEnabled(self._copies_to_fail(items, links) is not None)
-
-    def mark_failed(self, copies: int | None) -> None:
-        design = self.document.design
-        items, links = self.scene.selection()
-        marked = failed_targets(design)
-        chosen = [i for i in edits.outermost(design, [i for i in items if i in design.items]) if i not in marked]
-        if copies is None:
-            chosen += [i for i in links if i in design.links and i not in marked]
-        else:
-            chosen = [i for i in chosen if design.multiplicity(i) > copies]
-        if not chosen:
-            return
-        failures = [Failure(i, copies) for i in chosen]
-        text = "Fail" if copies is None else "Fail One Copy"
-        # A copy of matched groups one of which holds another cannot be split out: said now,
-        # rather than marked and shown as a what-if without figures. (A chosen item has no mark
-        # yet, so the new marks alone decide.)
-        problem = unbuildable(design, self.catalog, failures)
-        if problem:
-            self.show_message(f"{text}: {problem}")
-            return
-        entries = list(design.settings.get("failures") or []) + [failure.setting() for failure in failures]
-        self.document.set_setting("failures", entries, text)
-
-    def _copies_to_fail(self, items: list[str], links: list[str]) -> tuple[str, str, int, str] | None:
-        """(id, name, copies, what they are) of the one selected item or link a share of whose
-        copies can fail: it stands for several and is not marked yet; else None."""
-        design = self.document.design
-        if len(items) + len(links) != 1:
-            return None
-        target = (items or links)[0]
-        if target in failed_targets(design):
-            return None
-        if items:
-            item = design.items[target]
-            total, what, name = design.multiplicity(target), "copies", item.label
-        else:
-            link = design.links[target]
-            total, what = design.link_copies(link).instances, "physical links"
-            name = f"Link {design.items[link.a].label} — {design.items[link.b].label}"
-        return (target, name, total, what) if total > 1 else None
-
-    def fail_some_copies(self) -> None:
-        """Ask how many of the selected item's copies (or link's physical links) fail, and mark them."""
-        from designer.ui.dialogs import FailCopiesDialog
-
-        items, links = self.scene.selection()
-        chosen = self._copies_to_fail(items, links)
-        if chosen is None:
-            return
-        target, name, total, what = chosen
-        medium = None
-        if links:
-            # A link can also stand for its medium: a share of every link on it ("2 % of the optics").
-            design = self.document.design
-            medium_id = design.links[target].medium
-            part = self.catalog.get(medium_id)
-            on_it = [design.link_copies(link).instances for link in design.links.values() if link.medium == medium_id]
-            medium = (medium_id, part.name if part is not None else medium_id, on_it)
-        dialog = FailCopiesDialog(name, total, what, self, medium)
-        if dialog.exec() != FailCopiesDialog.DialogCode.Accepted:
-            return
-        failure = dialog.failure(target)
-        # As Fail One Copy: copies the engine cannot split out are refused before marking.
-        problem = unbuildable(self.document.design, self.catalog, [failure])
-        if problem:
-            self.show_message(f"Fail Some Copies: {problem}")
-            return
-        entries = list(self.document.design.settings.get("failures") or [])
-        entries.append(failure.setting())
-        self.document.set_setting("failures", entries, "Fail Some Copies")
-
-    def _marked_media(self, marked: set[str], links: list[str]) -> set[str]:
-        """The link media a what-if marks that some of `links` are on (a link is restored with its medium)."""
-        design = self.document.design
-        media = {target for target in marked if target not in design.items and target not in design.links}
-        return {design.links[i].medium for i in links if i in design.links} & media if media else set()
-
-    def restore_failed(self) -> None:
-        design = self.document.design
-        items, links = self.scene.selection()
-        chosen = set(items) | set(links) | self._marked_media(failed_targets(design), links)
-        entries = [e for e in design.settings.get("failures") or [] if e["target"] not in chosen]
-        self.document.set_setting("failures", entries or None, "Restore")
-
-    def select_finding(self, item_id: str) -> None:
-        target = self.scene.nodes.get(item_id) or self.scene.link_items.get(item_id)
-        if target is None:
-            self.show_message("That finding's item is no longer on the canvas")
-            return
-        self.scene.select_ids([item_id])
-        self.view.ensureVisible(target.sceneBoundingRect(), 60, 60)
+    def place_part(self, part_id: str) -> list[str]:
+        """The palette's part placed in the middle of the visible canvas (`DesignEditor.place_part`)."""
+        return self.editor.place_part(part_id)
 
     # --- evaluation ----------------------------------------------------------------------------------
     def _on_document_changed(self, change) -> None:
@@ -960,102 +809,14 @@ class MainWindow(QMainWindow):
 
         return export_report(self, f"{_slug(self.document.display_name)}-report.html", path)
 
-    # --- editing --------------------------------------------------------------------------------------------
-    def delete_selection(self) -> None:
-        items, links = self.scene.selection()
-        if not items and not links:
-            return
-        n = len(items) + len(links)
-        self.document.remove(items, links, text=f"Delete {n} items" if n > 1 else "Delete")
-
-    def copy(self) -> bool:
-        items = self.scene.selected_ids()
-        if not items:
-            return False
-        fragment = self.document.fragment(items)
-        mime = QMimeData()
-        mime.setData(ITEMS_MIME, json.dumps(fragment).encode("utf-8"))
-        mime.setText(", ".join(self.document.design.items[r].label for r in fragment["roots"]))
-        QApplication.clipboard().setMimeData(mime)
-        _release_clipboard_at_exit()
-        self._paste_count = 0
-        self.show_message(f"Copied {len(fragment['items'])} items and {len(fragment['links'])} links")
-        return True
-
-    def cut(self) -> None:
-        """Copy the selected items, then delete them and the selected links, as one undo step."""
-        if self.copy():
-            self.document.remove(self.scene.selected_ids(), self.scene.selected_link_ids(), text="Cut")
-
-    def paste(self) -> list[str]:
-        mime = QApplication.clipboard().mimeData()
-        if mime is None or not mime.hasFormat(ITEMS_MIME):
-            self.show_message("Nothing to paste")
-            return []
-        fragment = json.loads(bytes(mime.data(ITEMS_MIME)).decode("utf-8"))
-        self._paste_count += 1
-        offset = 40.0 * self._paste_count
-        new = self.document.paste(fragment, (offset, offset))
-        self.scene.select_ids(new)
-        return new
-
-    def duplicate(self) -> list[str]:
-        """A copy of the selection beside it (to the right, clear of other items)."""
-        items = self.scene.selected_ids()
-        if not items:
-            return []
-        fragment = self.document.fragment(items)
-        offset = self.scene.interactions.free_offset_beside(fragment["roots"])
-        new = self.document.paste(fragment, offset, text="Duplicate")
-        self.scene.select_ids(new)
-        return new
-
-    def select_all(self) -> None:
-        self.scene.select_all()
-
-    def group_selection(self) -> None:
-        group_id = self.document.group(self.scene.selected_ids())
-        if group_id:
-            self.scene.select_ids([group_id])
-
-    def ungroup_selection(self) -> None:
-        """Each selected group becomes as many drawn copies as it stands for, side by side."""
-        design = self.document.design
-        groups = [i for i in self.scene.selected_ids() if i in design.items and design.items[i].kind == "group"]
-        sizes = {g: (self.scene.nodes[g].rect().width(), self.scene.nodes[g].rect().height())
-                 for g in groups if g in self.scene.nodes}
-        placed = self.document.ungroup(groups, sizes)
-        if placed:
-            self.scene.select_ids(placed)
-            self.show_message(f"Ungrouped into {len(placed):,} item{'s' if len(placed) != 1 else ''}")
-
-    def rename_selection(self) -> None:
-        items = self.scene.selected_ids()
-        if len(items) == 1:
-            self.view.start_rename(items[0])
-
-    def tidy_layout(self) -> None:
-        selected = self.scene.selected_ids()
-        if not self.document.tidy_layout(selected):
-            self.show_message("Already tidy: nothing to move")
-
-    def place_part(self, part_id: str) -> list[str]:
-        """Place a part in the middle of the visible canvas (inside the rack/server there)."""
-        centre = self.view.mapToScene(self.view.viewport().rect().center())
-        return self.scene.interactions.drop_part(part_id, centre)
-
-    def _set_link_tool(self, on: bool) -> None:
-        self.view.link_tool = bool(on)
-        self.show_message("Link tool: drag from one item to another" if on else "Link tool off", 4000)
-
     # --- autosave, recovery, backups, errors -------------------------------------------------------------
     def _build_safety(self, autosave_interval_ms: int | None) -> None:
         interval = interval_ms(self.settings) if autosave_interval_ms is None else autosave_interval_ms
         self.autosaver = Autosaver(self.document, autosave_folder(), interval, self)
         self.autosaver.failed.connect(self.show_message)
         self.scheduler.crashed.connect(lambda summary, details: report_error(summary, details, self))
-        with QSignalBlocker(self.act_keep_backup):
-            self.act_keep_backup.setChecked(self.keep_backup)
+        with QSignalBlocker(self.window_actions.keep_backup):
+            self.window_actions.keep_backup.setChecked(self.keep_backup)
         self.recovered_windows: list[MainWindow] = []
 
     @property
@@ -1161,20 +922,7 @@ class MainWindow(QMainWindow):
             event.ignore()
 
 
-    # --- deciding between designs: compare, sweep ------------------------------------------------------
-    def _build_decide_actions(self, menu) -> None:
-        a = self._action
-        a("compare", "Co&mpare…", self.compare_dialog, None,
-          "This design side by side with design files: every figure, the BOM and the plots")
-        a("compare_copy", "Compare with a Co&py", self.compare_with_copy, None,
-          "Open a copy of this design to edit, side by side with it; the comparison follows the edits")
-        a("sweep", "S&weep…", self.open_sweep, None,
-          "Evaluate a space of designs (NAME.sweep.json) on Dask and find the best")
-        for name in ("compare", "compare_copy", "sweep"):
-            menu.addAction(getattr(self, f"act_{name}"))
-        self.side_windows: list = []  # compare and sweep windows and the designs they open
-
-    # --- design properties, rack elevation --------------------------------------------------------
+    # --- deciding between designs (compare, sweep), design properties, rack elevation -----------
     def design_properties(self):
         """Design ▸ Properties…: a window-modal dialog (`properties_dialog`) that applies on OK."""
         from designer.ui.properties import PropertiesDialog
@@ -1252,15 +1000,3 @@ def _slug(name: str) -> str:
     while "--" in out:
         out = out.replace("--", "-")
     return out or "design"
-
-
-def _release_clipboard_at_exit() -> None:
-    """The clipboard owns the QMimeData made here; left there, Qt deletes it after Python has shut
-    down and the process crashes on exit. Clearing it while Python still runs avoids that."""
-    global _clipboard_release_registered
-    if not _clipboard_release_registered:
-        _clipboard_release_registered = True
-        atexit.register(lambda: QApplication.instance() and QApplication.clipboard().clear())
-
-
-_clipboard_release_registered = False

@@ -5,9 +5,9 @@ from __future__ import annotations
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QPlainTextEdit, QVBoxLayout,
                                QWidget)
 
-from designer.canvas import colors
 from designer.document.document import Document
 from designer.model.design import MAX_NAME_CHARS
+from designer.style import colors
 
 UNNAMED = "Untitled"  # the name a design has until it is given one
 

@@ -23,7 +23,6 @@ from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QMainWindow, QMessageBox,
                                QPlainTextEdit, QPushButton, QSplitter, QTableView, QVBoxLayout, QWidget)
 
-from designer.canvas import colors
 from designer.engine import evaluate
 from designer.engine.figures import FigureError, direction, figures, number, summary_key
 from designer.engine.summary import summary_rows
@@ -37,6 +36,7 @@ from designer.model.catalog import default_catalog
 from designer.model.errors import DesignerError
 from designer.model.validation import parse_json, read_text
 from designer.paths import sweeps_dir
+from designer.style import colors
 from designer.topologies import generate
 from designer.ui.results import plotstyle
 from designer.ui.results.formatting import axis_scale, figure_text, plan_text

@@ -8,10 +8,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from designer.canvas import colors
 from designer.engine import views
 from designer.engine.result import Result
 from designer.engine.sections import CollectiveRow
+from designer.style import colors
 from designer.ui.results import plotstyle
 from designer.ui.results.formatting import binary_bytes, bottleneck_text, si
 from designer.ui.results.placeholder import Placeholder

@@ -14,11 +14,11 @@ from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QGridLayout, QGroupBox, QLabel, QPushButton, QToolTip,
                                QVBoxLayout, QWidget)
 
-from designer.canvas import colors
 from designer.document.turns import later
 from designer.engine.cost import ASSUMPTIONS, CATEGORIES, DEFAULTS, NOT_COUNTED, YEARLY, Assumption
 from designer.engine.result import Result
 from designer.engine.summary import derived_text, parts_text, unpriced_text
+from designer.style import colors
 from designer.ui.results import plotstyle
 from designer.ui.results.formatting import NOT_COMPUTED
 from designer.ui.results.fields import CheckedDoubleSpinBox, RefusalLabel

@@ -15,7 +15,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QSpinBox
 
-from designer.canvas import colors
+from designer.style import colors
 
 
 def _typed(box: QSpinBox | QDoubleSpinBox, text: str) -> str:

@@ -13,9 +13,9 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QHeaderView, QLabel, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
-from designer.canvas import colors
 from designer.engine.result import Result
 from designer.engine.summary import failed_text, part_label
+from designer.style import colors
 from designer.ui.results.fields import CheckedSpinBox, RefusalLabel
 from designer.ui.results.placeholder import Placeholder
 from designer.ui.results.tables import columns_sized_once

@@ -7,8 +7,8 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QHeaderView, QStyle, QTabWidget, QTreeWidget, QTreeWidgetItem
 
-from designer.canvas import colors
 from designer.engine.result import Result
+from designer.style import colors
 from designer.ui.results.placeholder import Placeholder
 
 

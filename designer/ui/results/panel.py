@@ -15,10 +15,10 @@ from PySide6.QtCore import QPointF, QRectF, QSize, QSizeF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTabWidget, QVBoxLayout, QWidget
 
-from designer.canvas import colors
 from designer.canvas.export import save_image
 from designer.document.turns import later
 from designer.engine.result import Result
+from designer.style import colors
 from designer.ui.results.collectives import CollectivesTab
 from designer.ui.results.cost import CostTab
 from designer.ui.results.formatting import NOT_COMPUTED, si

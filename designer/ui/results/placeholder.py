@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QStackedWidget, QWidget
 
-from designer.canvas import colors
+from designer.style import colors
 
 
 class Placeholder(QStackedWidget):

@@ -11,7 +11,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont
 
-from designer.canvas import colors
+from designer.style import colors
 from designer.ui.results.formatting import si
 
 TICK_FONT = QFont()

@@ -7,9 +7,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
-from designer.canvas import colors
 from designer.engine.result import Result
 from designer.engine.summary import format_value, summary_rows
+from designer.style import colors
 from designer.ui.results.formatting import compute_scale
 from designer.ui.results.placeholder import Placeholder
 from designer.ui.results.tables import columns_sized_once

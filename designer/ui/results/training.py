@@ -5,10 +5,10 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from designer.canvas import colors
 from designer.engine.result import Result
-from designer.engine.sections import Plan
+from designer.engine.sections import STEP_PARTS, Plan
 from designer.engine.summary import format_value
+from designer.style import colors
 from designer.ui.results import plotstyle
 from designer.ui.results.formatting import (NOT_COMPUTED, count, fits_text, memory_text, overlap_text,
                                            plan_text, si)
@@ -16,18 +16,8 @@ from designer.ui.results.figures import figures_form, scrolled_page
 from designer.ui.results.placeholder import Placeholder
 from designer.ui.results.workload import WorkloadForm
 
-STEP_PARTS = (  # (training field, label, colour key), in the engine's order (sections.STEP_PARTS)
-    ("compute_s", "Compute", "compute"),
-    ("exposed_tp_s", "TP comm.", "exposed_tp"),
-    ("exposed_cp_s", "CP comm.", "exposed_cp"),
-    ("exposed_ep_s", "EP all-to-all", "exposed_ep"),
-    ("exposed_pp_s", "PP comm.", "exposed_pp"),
-    ("exposed_dp_s", "DP comm.", "exposed_dp"),
-    ("exposed_memory_s", "Weight streaming", "exposed_memory"),
-    ("bubble_s", "Pipeline bubble", "bubble"),
-)
 STEP_VIEW_HEIGHT = 240  # px
-STEP_LABELS = {key: text for key, text, _ in STEP_PARTS}
+STEP_LABELS = {part.field: part.label for part in STEP_PARTS}
 FIGURES = (("step_time_s", "Step time"), ("mfu", "MFU"), ("tflops_per_gpu", "Model TFLOP/s per GPU"),
            ("tokens_per_s", "Tokens/s"), ("days", "Time to train"), ("memory_per_gpu_gib", "Memory per GPU"),
            ("fits", "Fits in memory"), ("plan", "Plan"), ("exposed", "Exposed per step"),

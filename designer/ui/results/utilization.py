@@ -8,17 +8,17 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from designer.canvas import colors
 from designer.engine import views
 from designer.engine.result import Result
+from designer.engine.sections import STEP_PARTS
+from designer.style import colors
 from designer.ui.results import plotstyle
 from designer.ui.results.placeholder import Placeholder
-from designer.ui.results.training import STEP_PARTS
 
 ALL_PHASES = "all phases (busiest)"
 GPU_PARTS = (("compute", "Compute"), ("communication", "Communication"), ("idle", "Idle"))
 # The per-GPU bar: each part of the step (the training tab's breakdown), as shares of the step.
-GPU_STEP_PARTS = tuple((key[:-2], text, color) for key, text, color in STEP_PARTS)
+GPU_STEP_PARTS = tuple((part.segment, part.label, part.colour) for part in STEP_PARTS)
 
 
 class UtilizationTab:
@@ -142,9 +142,10 @@ class UtilizationTab:
         training = self._result.training
         step = training.step_time_s if split else None
         x0 = 0.0
-        for (key, _, _), (_, seconds) in zip(GPU_STEP_PARTS, training.step_parts()):
+        for part in STEP_PARTS:
+            seconds = getattr(training, part.field) or 0.0
             share = seconds / step * 100.0 if step else 0.0
-            self.gpu_bars[key].setOpts(x0=[x0], width=[share])
+            self.gpu_bars[part.segment].setOpts(x0=[x0], width=[share])
             x0 += share
         if split:
             info.append("GPU: " + ", ".join(f"{text.lower()} {split[key] * 100.0:.0f} %" for key, text in GPU_PARTS))

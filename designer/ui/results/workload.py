@@ -19,10 +19,10 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
                                QPushButton, QSpinBox, QWidget)
 
-from designer.canvas import colors
 from designer.engine import workloads
 from designer.engine.evaluate import training_model
 from designer.engine.training import ATTENTION, OVERLAP_CHOICES, OVERLAP_DEFAULTS, PLAN_DEFAULTS, RECOMPUTE
+from designer.style import colors
 
 # (plan key, label, maximum, tooltip) of the plan's whole-number fields, in the order shown.
 _SPINS = (("tp", "TP", 1024, "Tensor-parallel degree"),

@@ -1,4 +1,6 @@
-"""Designs and waits shared by the GUI tests and `benchmarks/bench_gui.py`, imported explicitly."""
+"""Designs and waits shared by several test files and `benchmarks/bench_gui.py`, imported one way:
+`from tests.helpers import …`. GUI gestures shared by GUI tests are in `tests.helpers.gui`, the
+recovery tests' autosave fixtures in `tests.helpers.autosave`."""
 
 from __future__ import annotations
 
@@ -90,3 +92,24 @@ def without_storage_and_spares(design: Design) -> Design:
     design.settings.pop("storage", None)
     design.settings.pop("spares", None)
     return design
+
+
+def nested_matched_groups() -> Design:
+    """Group `A` holds group `C`; both are matched copy for copy with `B` (A with B by link x--y,
+    B with C by link y2--c): copy i of A holds every copy of C, copy i among them."""
+    design = Design(name="Nested matched groups")
+    for item in (Item("A", "group", count=2), Item("x", "switch", part="qm9700", parent="A", x=20, y=40),
+                 Item("C", "group", parent="A", count=2, x=200, y=40),
+                 Item("c", "switch", part="qm9700", parent="C", x=20, y=40),
+                 Item("B", "group", count=2, x=700), Item("y", "switch", part="qm9700", parent="B", x=20, y=40),
+                 Item("y2", "switch", part="qm9700", parent="B", x=200, y=40)):
+        design.add_item(item)
+    design.add_link(Link("x--y", "x", "y", "ib-ndr", match=("A", "B")))
+    design.add_link(Link("y2--c", "y2", "c", "ib-ndr", match=("B", "C")))
+    return design
+
+
+def refusal(item: str) -> str:
+    """What failing one copy of `item` in `nested_matched_groups` is refused with."""
+    return (f"failure of '{item}': groups 'A' and 'C' are matched copy for copy (link 'y2--c') and 'A' holds 'C', "
+            "so no copy can be split out of both; fail every copy")

@@ -1,0 +1,1 @@
+"""What the app looks like, shared by the canvas and the windows: Qt-free tables both read."""
