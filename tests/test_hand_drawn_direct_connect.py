@@ -204,3 +204,18 @@ def test_drawn_torus_reads_holes_and_missing_links():
     found = drawn_torus(chips[:5], chain)
     assert found is not None and (found.dims, found.wrap) == ((5,), False)
     assert drawn_torus(chips[:5], [(chips[0], c) for c in chips[1:5]]) is None
+
+
+def test_the_same_torus_boxed_in_racks_times_every_collective_the_same():
+    # Containers are drawing: the hand-drawn 4×4 torus with its hosts in two racks gets the same
+    # collective times as drawn flat (and so as the template's, above).
+    flat = chips_by_hand(4, 4, wrap=True)
+    boxed = chips_by_hand(4, 4, wrap=True)
+    for rack in range(2):
+        boxed.add_item(Item(f"rack{rack}", "rack", part="rack-42u"))
+    for host in range(4):
+        boxed.update_item(f"host{host}", parent=f"rack{host // 2}")
+    drawn, inside = _collective_times(flat), _collective_times(boxed)
+    assert drawn.keys() == inside.keys() and any(key[1] == "torus" for key in inside)
+    for key, seconds in drawn.items():
+        assert inside[key] == pytest.approx(seconds, rel=1e-9), key
